@@ -1,0 +1,367 @@
+//===- OFlowAttrs.cpp - mesh and SBP attributes ---------------------------===//
+//
+// Parsing, printing, verification and helpers of #oflow.mesh, #oflow.sbp and
+// #oflow.nd_sbp.
+//
+//===----------------------------------------------------------------------===//
+#include "OFlow/OFlowAttrs.h"
+#include "OFlow/OFlowDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::oflow;
+
+#include "OFlow/OFlowEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "OFlow/OFlowAttrs.cpp.inc"
+
+void OFlowDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "OFlow/OFlowAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Mesh specs from the command line
+//===----------------------------------------------------------------------===//
+
+FailureOr<SmallVector<int64_t>> mlir::oflow::parseMeshSpec(StringRef spec,
+                                                           std::string &error) {
+  SmallVector<int64_t> shape;
+  if (spec.empty()) {
+    error = "empty mesh; expected axis sizes such as '8' or '8x4'";
+    return failure();
+  }
+  SmallVector<StringRef> parts;
+  spec.split(parts, 'x', /*MaxSplit=*/-1, /*KeepEmpty=*/true);
+  for (StringRef part : parts) {
+    uint64_t size = 0;
+    if (part.empty() || !llvm::all_of(part, llvm::isDigit) ||
+        part.getAsInteger(10, size)) {
+      error = ("invalid mesh '" + spec +
+               "': expected positive axis sizes separated by 'x', such as "
+               "'8' or '8x4'")
+                  .str();
+      return failure();
+    }
+    if (size == 0 || size > (1u << 20)) {
+      error = ("invalid mesh '" + spec + "': axis " + Twine(shape.size()) +
+               " has size " + part + "; sizes must be between 1 and 1048576")
+                  .str();
+      return failure();
+    }
+    shape.push_back(static_cast<int64_t>(size));
+  }
+  return shape;
+}
+
+//===----------------------------------------------------------------------===//
+// MeshAttr
+//===----------------------------------------------------------------------===//
+
+ArrayRef<StringLiteral> MeshAttr::getKnownLinkKinds() {
+  static constexpr StringLiteral kinds[] = {"local", "nvlink", "pcie", "ib",
+                                            "ethernet"};
+  return kinds;
+}
+
+LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayRef<int64_t> shape,
+                               ArrayRef<StringAttr> axisNames,
+                               ArrayRef<StringAttr> links) {
+  if (shape.empty())
+    return emitError() << "mesh needs at least one axis";
+  for (auto [i, size] : llvm::enumerate(shape))
+    if (size <= 0)
+      return emitError() << "mesh axis " << i << " has size " << size
+                         << "; sizes must be positive";
+  if (!axisNames.empty() && axisNames.size() != shape.size())
+    return emitError() << "mesh has " << shape.size() << " axes but "
+                       << axisNames.size() << " names";
+  llvm::StringSet<> seen;
+  for (StringAttr name : axisNames)
+    if (!seen.insert(name.getValue()).second)
+      return emitError() << "mesh axis name '" << name.getValue()
+                         << "' is used twice";
+  if (!links.empty() && links.size() != shape.size())
+    return emitError() << "mesh has " << shape.size() << " axes but "
+                       << links.size() << " link kinds";
+  for (auto [i, link] : llvm::enumerate(links))
+    if (!llvm::is_contained(getKnownLinkKinds(), link.getValue()))
+      return emitError() << "mesh axis " << i << " has unknown link kind '"
+                         << link.getValue()
+                         << "'; expected local, nvlink, pcie, ib or ethernet";
+  return success();
+}
+
+int64_t MeshAttr::getNumDevices() const {
+  int64_t n = 1;
+  for (int64_t size : getShape())
+    n *= size;
+  return n;
+}
+
+SmallVector<int64_t> MeshAttr::getCoordinates(int64_t rank) const {
+  ArrayRef<int64_t> shape = getShape();
+  SmallVector<int64_t> coords(shape.size());
+  for (int64_t i = shape.size() - 1; i >= 0; --i) {
+    coords[i] = rank % shape[i];
+    rank /= shape[i];
+  }
+  return coords;
+}
+
+int64_t MeshAttr::getRank(ArrayRef<int64_t> coords) const {
+  int64_t rank = 0;
+  for (auto [c, size] : llvm::zip_equal(coords, getShape()))
+    rank = rank * size + c;
+  return rank;
+}
+
+std::string MeshAttr::getAxisDisplayName(unsigned axis) const {
+  if (!getAxisNames().empty())
+    return getAxisNames()[axis].getValue().str();
+  return "axis" + std::to_string(axis);
+}
+
+static ParseResult parseKeywordList(AsmParser &parser,
+                                    SmallVectorImpl<StringAttr> &out) {
+  return parser.parseCommaSeparatedList(
+      AsmParser::Delimiter::Square, [&]() -> ParseResult {
+        std::string word;
+        if (parser.parseKeywordOrString(&word))
+          return failure();
+        out.push_back(parser.getBuilder().getStringAttr(word));
+        return success();
+      });
+}
+
+Attribute MeshAttr::parse(AsmParser &parser, Type) {
+  SmallVector<int64_t> shape;
+  SmallVector<StringAttr> names, links;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false,
+                                /*withTrailingX=*/false))
+    return {};
+  while (succeeded(parser.parseOptionalComma())) {
+    StringRef key;
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return {};
+    if (key == "names") {
+      if (parseKeywordList(parser, names))
+        return {};
+    } else if (key == "links") {
+      if (parseKeywordList(parser, links))
+        return {};
+    } else {
+      parser.emitError(parser.getCurrentLocation())
+          << "unknown mesh parameter '" << key << "'; expected names or links";
+      return {};
+    }
+  }
+  if (parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(parser.getNameLoc()); },
+                    parser.getContext(), shape, names, links);
+}
+
+void MeshAttr::print(AsmPrinter &printer) const {
+  printer << "<";
+  llvm::interleave(getShape(), printer.getStream(), "x");
+  auto printList = [&](StringRef key, ArrayRef<StringAttr> list) {
+    if (list.empty())
+      return;
+    printer << ", " << key << " = [";
+    llvm::interleaveComma(list, printer, [&](StringAttr s) {
+      printer.printKeywordOrString(s.getValue());
+    });
+    printer << "]";
+  };
+  printList("names", getAxisNames());
+  printList("links", getLinks());
+  printer << ">";
+}
+
+//===----------------------------------------------------------------------===//
+// SbpAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult SbpAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                              SbpKind kind, int64_t axis) {
+  if (kind == SbpKind::Split && axis < 0)
+    return emitError() << "S(" << axis << "): split axis must be non-negative";
+  if (kind != SbpKind::Split && axis != -1)
+    return emitError() << "only S(i) has an axis";
+  return success();
+}
+
+SbpAttr SbpAttr::getSplit(MLIRContext *ctx, int64_t axis) {
+  return get(ctx, SbpKind::Split, axis);
+}
+SbpAttr SbpAttr::getBroadcast(MLIRContext *ctx) {
+  return get(ctx, SbpKind::Broadcast, -1);
+}
+SbpAttr SbpAttr::getPartialSum(MLIRContext *ctx) {
+  return get(ctx, SbpKind::PartialSum, -1);
+}
+SbpAttr SbpAttr::getPartialMax(MLIRContext *ctx) {
+  return get(ctx, SbpKind::PartialMax, -1);
+}
+
+std::string SbpAttr::str() const {
+  switch (getKind()) {
+  case SbpKind::Split:
+    return "S(" + std::to_string(getAxis()) + ")";
+  case SbpKind::Broadcast:
+    return "B";
+  case SbpKind::PartialSum:
+    return "P(sum)";
+  case SbpKind::PartialMax:
+    return "P(max)";
+  }
+  llvm_unreachable("unknown SBP kind");
+}
+
+void SbpAttr::printBare(AsmPrinter &printer) const { printer << str(); }
+
+SbpAttr SbpAttr::parseBare(AsmParser &parser) {
+  MLIRContext *ctx = parser.getContext();
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef word;
+  if (parser.parseKeyword(&word))
+    return {};
+  if (word == "B")
+    return getBroadcast(ctx);
+  if (word == "S") {
+    int64_t axis = 0;
+    if (parser.parseLParen() || parser.parseInteger(axis) ||
+        parser.parseRParen())
+      return {};
+    return getChecked([&] { return parser.emitError(loc); }, ctx,
+                      SbpKind::Split, axis);
+  }
+  if (word == "P") {
+    if (failed(parser.parseOptionalLParen()))
+      return getPartialSum(ctx);
+    StringRef reduce;
+    if (parser.parseKeyword(&reduce) || parser.parseRParen())
+      return {};
+    if (reduce == "sum")
+      return getPartialSum(ctx);
+    if (reduce == "max")
+      return getPartialMax(ctx);
+    parser.emitError(loc) << "unknown partial reduction '" << reduce
+                          << "'; expected P(sum) or P(max)";
+    return {};
+  }
+  parser.emitError(loc) << "unknown SBP '" << word
+                        << "'; expected S(i), B, P(sum) or P(max)";
+  return {};
+}
+
+Attribute SbpAttr::parse(AsmParser &parser, Type) {
+  if (parser.parseLess())
+    return {};
+  SbpAttr sbp = parseBare(parser);
+  if (!sbp || parser.parseGreater())
+    return {};
+  return sbp;
+}
+
+void SbpAttr::print(AsmPrinter &printer) const {
+  printer << "<";
+  printBare(printer);
+  printer << ">";
+}
+
+//===----------------------------------------------------------------------===//
+// NdSbpAttr
+//===----------------------------------------------------------------------===//
+
+Attribute NdSbpAttr::parse(AsmParser &parser, Type) {
+  SmallVector<SbpAttr> entries;
+  if (parser.parseLess() ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
+                                     [&]() -> ParseResult {
+                                       SbpAttr sbp = SbpAttr::parseBare(parser);
+                                       if (!sbp)
+                                         return failure();
+                                       entries.push_back(sbp);
+                                       return success();
+                                     }) ||
+      parser.parseGreater())
+    return {};
+  if (entries.empty()) {
+    parser.emitError(parser.getNameLoc())
+        << "nd-SBP needs one entry per mesh axis";
+    return {};
+  }
+  return get(parser.getContext(), entries);
+}
+
+void NdSbpAttr::print(AsmPrinter &printer) const {
+  printer << "<" << str() << ">";
+}
+
+std::string NdSbpAttr::str() const {
+  std::string out = "[";
+  llvm::raw_string_ostream os(out);
+  llvm::interleaveComma(getEntries(), os,
+                        [&](SbpAttr sbp) { os << sbp.str(); });
+  os << "]";
+  return out;
+}
+
+LogicalResult
+NdSbpAttr::verifyFor(MeshAttr mesh, ArrayRef<int64_t> shape,
+                     function_ref<InFlightDiagnostic()> emitError) const {
+  ArrayRef<SbpAttr> entries = getEntries();
+  if (static_cast<int64_t>(entries.size()) != mesh.getNumAxes())
+    return emitError() << "nd-SBP " << str() << " has " << entries.size()
+                       << " entries but the mesh " << mesh << " has "
+                       << mesh.getNumAxes() << " axes";
+  // Devices that split each tensor axis, accumulated over mesh axes.
+  SmallVector<int64_t> splitFactor(shape.size(), 1);
+  for (auto [meshAxis, sbp] : llvm::enumerate(entries)) {
+    if (!sbp.isSplit())
+      continue;
+    int64_t axis = sbp.getAxis();
+    if (axis >= static_cast<int64_t>(shape.size()))
+      return emitError() << "nd-SBP " << str() << " on mesh axis "
+                         << mesh.getAxisDisplayName(meshAxis) << " splits axis "
+                         << axis << " of a rank-" << shape.size() << " tensor";
+    int64_t meshSize = mesh.getShape()[meshAxis];
+    splitFactor[axis] *= meshSize;
+    if (shape[axis] % splitFactor[axis] != 0) {
+      InFlightDiagnostic diag = emitError();
+      diag << "nd-SBP " << str() << ": tensor axis " << axis << " (size "
+           << shape[axis] << ") is not divisible by ";
+      if (splitFactor[axis] == meshSize)
+        diag << "the size " << meshSize << " of mesh axis "
+             << mesh.getAxisDisplayName(meshAxis);
+      else
+        diag << splitFactor[axis]
+             << ", the product of the mesh axes that split it (up to mesh axis "
+             << mesh.getAxisDisplayName(meshAxis) << ")";
+      return diag;
+    }
+  }
+  return success();
+}
+
+SmallVector<int64_t> NdSbpAttr::getLocalShape(MeshAttr mesh,
+                                              ArrayRef<int64_t> shape) const {
+  SmallVector<int64_t> local(shape);
+  for (auto [meshAxis, sbp] : llvm::enumerate(getEntries()))
+    if (sbp.isSplit())
+      local[sbp.getAxis()] /= mesh.getShape()[meshAxis];
+  return local;
+}

@@ -1,0 +1,124 @@
+//===- OFlowDialect.cpp - the oflow dialect -------------------------------===//
+//
+// Dialect registration and the checks of oflow's discardable attributes:
+// `oflow.mesh` on the module, `oflow.sbp` on values (checked against the
+// module's mesh and the value's shape), `oflow.name` on graph inputs/outputs.
+//
+//===----------------------------------------------------------------------===//
+#include "OFlow/OFlowDialect.h"
+#include "OFlow/OFlowOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::oflow;
+
+#include "OFlow/OFlowDialect.cpp.inc"
+
+void OFlowDialect::initialize() {
+  registerAttributes();
+  addOperations<
+#define GET_OP_LIST
+#include "OFlow/OFlowOps.cpp.inc"
+      >();
+}
+
+Operation *OFlowDialect::materializeConstant(OpBuilder &builder,
+                                             Attribute value, Type type,
+                                             Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return ConstantOp::create(builder, loc, elements);
+}
+
+/// The mesh that governs `op`: the nearest enclosing module's `oflow.mesh`,
+/// or the default single device.
+static MeshAttr getGoverningMesh(Operation *op) {
+  for (Operation *p = op; p; p = p->getParentOp())
+    if (auto mesh = p->getAttrOfType<MeshAttr>(OFlowDialect::kMeshAttrName))
+      return mesh;
+  return MeshAttr::get(op->getContext(), {1});
+}
+
+static LogicalResult verifySbpOnType(Operation *op, Attribute attr, Type type,
+                                     const Twine &what) {
+  auto ndSbp = dyn_cast<NdSbpAttr>(attr);
+  if (!ndSbp)
+    return op->emitError() << "'" << OFlowDialect::kSbpAttrName << "' on "
+                           << what << " must be an #oflow.nd_sbp";
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return op->emitError() << "'" << OFlowDialect::kSbpAttrName << "' on "
+                           << what << " needs a ranked tensor, not " << type;
+  return ndSbp.verifyFor(getGoverningMesh(op), tensor.getShape(), [&] {
+    return op->emitError() << what << ": ";
+  });
+}
+
+LogicalResult OFlowDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == kMeshAttrName) {
+    if (!isa<MeshAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' must be an #oflow.mesh";
+    if (!isa<ModuleOp>(op))
+      return op->emitError() << "'" << name << "' belongs on the module";
+    return success();
+  }
+  if (name == kSbpAttrName) {
+    // One nd-SBP per result.
+    auto list = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!list || list.size() != op->getNumResults())
+      return op->emitError() << "'" << name << "' on an op must list one "
+                             << "#oflow.nd_sbp per result ("
+                             << op->getNumResults() << ")";
+    for (auto [i, sbp] : llvm::enumerate(list.getValue()))
+      if (failed(verifySbpOnType(op, sbp, op->getResult(i).getType(),
+                                 "result #" + Twine(i))))
+        return failure();
+    return success();
+  }
+  if (name == kNameAttrName)
+    return success(isa<StringAttr>(attr.getValue()));
+  return op->emitError() << "unknown oflow attribute '" << name << "'";
+}
+
+static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
+                                     Type type, const Twine &what) {
+  StringRef name = attr.getName().getValue();
+  if (name == OFlowDialect::kSbpAttrName)
+    return verifySbpOnType(op, attr.getValue(), type, what);
+  if (name == OFlowDialect::kNameAttrName) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' on " << what
+                             << " must be a string";
+    return success();
+  }
+  return op->emitError() << "unknown oflow attribute '" << name << "' on "
+                         << what;
+}
+
+LogicalResult OFlowDialect::verifyRegionArgAttribute(Operation *op,
+                                                     unsigned regionIndex,
+                                                     unsigned argIndex,
+                                                     NamedAttribute attr) {
+  Region &region = op->getRegion(regionIndex);
+  Type type = region.empty() ? Type()
+                             : region.front().getArgument(argIndex).getType();
+  if (auto fn = dyn_cast<FunctionOpInterface>(op))
+    type = fn.getArgumentTypes()[argIndex];
+  return verifyValueAttr(op, attr, type, "argument #" + Twine(argIndex));
+}
+
+LogicalResult OFlowDialect::verifyRegionResultAttribute(Operation *op,
+                                                        unsigned regionIndex,
+                                                        unsigned resultIndex,
+                                                        NamedAttribute attr) {
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (!fn)
+    return op->emitError() << "oflow result attributes belong on functions";
+  return verifyValueAttr(op, attr, fn.getResultTypes()[resultIndex],
+                         "result #" + Twine(resultIndex));
+}
