@@ -80,8 +80,11 @@ LogicalResult OFlowDialect::verifyOperationAttribute(Operation *op,
         return failure();
     return success();
   }
-  if (name == kNameAttrName)
-    return success(isa<StringAttr>(attr.getValue()));
+  if (name == kNameAttrName) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' must be a string";
+    return success();
+  }
   return op->emitError() << "unknown oflow attribute '" << name << "'";
 }
 

@@ -14,4 +14,41 @@
 #define GET_OP_CLASSES
 #include "OFlow/OFlowOps.h.inc"
 
+namespace mlir::oflow {
+
+/// Creates an `OpT` whose result types are inferred, like
+/// `OpT::create(builder, loc, operands, attributes)`, but returns null
+/// (with the inference's diagnostic emitted at `loc`) instead of aborting
+/// when the operands or attributes are invalid. Front-ends build from
+/// untrusted input through this.
+template <typename OpT>
+OpT tryCreate(OpBuilder &builder, Location loc, ValueRange operands,
+              ArrayRef<NamedAttribute> attributes = {}) {
+  OperationState state(loc, OpT::getOperationName());
+  state.addOperands(operands);
+  state.addAttributes(attributes);
+  if (!attributes.empty()) {
+    OpaqueProperties properties =
+        &state.getOrAddProperties<typename OpT::Properties>();
+    std::optional<RegisteredOperationName> info = state.name.getRegisteredInfo();
+    if (failed(info->setOpPropertiesFromAttribute(
+            state.name, properties,
+            state.attributes.getDictionary(state.getContext()),
+            [&] { return emitError(loc); })))
+      return {};
+  }
+  SmallVector<Type, 2> types;
+  if (failed(OpT::inferReturnTypes(builder.getContext(), loc,
+                                   state.operands,
+                                   state.attributes.getDictionary(
+                                       state.getContext()),
+                                   state.getRawProperties(), state.regions,
+                                   types)))
+    return {};
+  state.addTypes(types);
+  return cast<OpT>(builder.create(state));
+}
+
+} // namespace mlir::oflow
+
 #endif

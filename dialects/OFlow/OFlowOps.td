@@ -91,9 +91,11 @@ def OFlow_GeluOp : OFlow_InferOp<"gelu", [Elementwise]> {
   let assemblyFormat = "$approximate $input attr-dict `:` type($input)";
 }
 
+// Not `Elementwise`: that trait requires all operands and results to have the
+// same shape, which rejects the numpy broadcasting these ops allow.
 class OFlow_BinaryOp<string mnemonic, Type operandType, string doc,
                      list<Trait> traits = []>
-    : OFlow_InferOp<mnemonic, traits # [Elementwise]> {
+    : OFlow_InferOp<mnemonic, traits> {
   let summary = doc # " (numpy broadcasting)";
   let arguments = (ins operandType:$lhs, operandType:$rhs);
   let results = (outs operandType:$output);
@@ -109,7 +111,7 @@ def OFlow_PowOp : OFlow_BinaryOp<"pow", OFlow_FloatTensor, "lhs ^ rhs">;
 def OFlow_MaxOp : OFlow_BinaryOp<"max", OFlow_NumericTensor, "max(lhs, rhs)", [Commutative]>;
 def OFlow_MinOp : OFlow_BinaryOp<"min", OFlow_NumericTensor, "min(lhs, rhs)", [Commutative]>;
 
-def OFlow_CompareOp : OFlow_InferOp<"compare", [Elementwise]> {
+def OFlow_CompareOp : OFlow_InferOp<"compare"> {
   let summary = "element-wise comparison to a boolean tensor (broadcasting)";
   let description = [{
     ```mlir
@@ -123,7 +125,7 @@ def OFlow_CompareOp : OFlow_InferOp<"compare", [Elementwise]> {
       "$predicate $lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_WhereOp : OFlow_InferOp<"where", [Elementwise]> {
+def OFlow_WhereOp : OFlow_InferOp<"where"> {
   let summary = "select lhs where cond else rhs (three-way broadcasting)";
   let description = [{
     ```mlir

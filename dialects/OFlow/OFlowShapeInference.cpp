@@ -54,6 +54,20 @@ LogicalResult checkAxes(const Failer<OpT> &fail, ArrayRef<int64_t> axes,
   return success();
 }
 
+/// An inherent attribute as inference sees it. When a custom-format parser
+/// infers the result types (`$input attr-dict : type($input)`), the
+/// attributes written in the attr-dict are still only in the dictionary and
+/// the properties are empty, so read the property and fall back to the
+/// dictionary. Null when the attribute is absent.
+template <typename AttrT, typename AdaptorT>
+AttrT inherentAttr(AdaptorT &adaptor, Attribute property, StringRef name) {
+  if (auto attr = dyn_cast_or_null<AttrT>(property))
+    return attr;
+  if (DictionaryAttr dict = adaptor.getAttributes())
+    return dict.template getAs<AttrT>(name);
+  return {};
+}
+
 template <typename OpT>
 LogicalResult checkSameElementType(const Failer<OpT> &fail, Type a, Type b) {
   Type ea = getElementTypeOrSelf(a), eb = getElementTypeOrSelf(b);
@@ -131,10 +145,15 @@ OFLOW_INFER_SAME(GeluOp)
 
 OFLOW_INFER(DropoutOp) {
   Failer<DropoutOp> fail{loc};
-  double ratio = adaptor.getRatio().convertToDouble();
+  auto ratioAttr = inherentAttr<FloatAttr>(
+      adaptor, adaptor.getProperties().ratio, "ratio");
+  if (!ratioAttr)
+    return fail("requires attribute 'ratio'");
+  double ratio = ratioAttr.getValueAsDouble();
   if (!(ratio >= 0.0 && ratio < 1.0))
     return fail("ratio ", ratio, " must be in [0, 1)");
-  if (ratio > 0.0 && !adaptor.getSeed())
+  if (ratio > 0.0 && !inherentAttr<IntegerAttr>(
+                         adaptor, adaptor.getProperties().seed, "seed"))
     return fail("ratio ", ratio,
                 " > 0 needs a seed, so that every run and every mesh draws the "
                 "same mask");
@@ -303,7 +322,11 @@ static LogicalResult inferSoftmax(std::optional<Location> loc,
                                   typename OpT::Adaptor adaptor,
                                   SmallVectorImpl<Type> &types) {
   auto in = tensorType(adaptor.getInput());
-  int64_t axis = adaptor.getAxis();
+  auto axisAttr =
+      inherentAttr<IntegerAttr>(adaptor, adaptor.getProperties().axis, "axis");
+  if (!axisAttr)
+    return Failer<OpT>{loc}("requires attribute 'axis'");
+  int64_t axis = axisAttr.getInt();
   if (axis < 0 || axis >= in.getRank())
     return Failer<OpT>{loc}("axis ", axis, " is out of range for rank ",
                             in.getRank());
@@ -408,7 +431,12 @@ static FailureOr<int64_t> windowOutput(const Failer<OpT> &fail, int64_t in,
     return failure();
   }
   int64_t room = padded - span;
-  return (ceilMode ? (room + stride - 1) / stride : room / stride) + 1;
+  int64_t out = (ceilMode ? (room + stride - 1) / stride : room / stride) + 1;
+  // ceil_mode must not add a window that starts in the right padding (ONNX,
+  // PyTorch): it would cover no input element.
+  if (ceilMode && (out - 1) * stride >= in + padBegin)
+    --out;
+  return out;
 }
 
 template <typename OpT>

@@ -1,0 +1,52 @@
+//===- Driver.h - the oflow-compile pipeline --------------------*- C++ -*-===//
+#ifndef OFLOW_DRIVER_DRIVER_H
+#define OFLOW_DRIVER_DRIVER_H
+
+#include "oflow/Import/OnnxImporter.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace oflow {
+
+/// Pipeline stages `--emit` can stop after, in pipeline order, plus the plan
+/// report.
+enum class EmitStage { Mlir, Training, Sbp, Partitioned, Linalg, Llvm, Obj, Exe, Plan };
+
+/// Parses an `--emit` value; nullopt for an unknown one.
+std::optional<EmitStage> parseEmitStage(const std::string &name);
+const char *emitStageName(EmitStage stage);
+/// The stage names in pipeline order, for --help.
+std::vector<std::string> emitStageNames();
+
+enum class Target { Cuda, Cpu };
+
+struct CompileOptions {
+  std::string input;
+  std::string output = "-";
+  /// Axis sizes of the device mesh; empty keeps the model's (native IR) or
+  /// uses one device.
+  std::vector<int64_t> mesh;
+  Target target = Target::Cuda;
+  EmitStage emit = EmitStage::Exe;
+  bool printWeights = false;
+  ImportOptions import;
+};
+
+/// Loads an ONNX (`.onnx`, `.onnxtext`) or native-IR (`.mlir`) model into a
+/// verified oflow module with the mesh attached as `oflow.mesh`. Errors are
+/// reported through the context's diagnostics; returns null after them.
+mlir::OwningOpRef<mlir::ModuleOp> loadModel(mlir::MLIRContext &context,
+                                            const CompileOptions &options);
+
+/// Runs the pipeline up to `options.emit` and writes the result. Returns the
+/// process exit code (0, or 1 after reporting a diagnostic).
+int runCompiler(mlir::MLIRContext &context, const CompileOptions &options);
+
+} // namespace oflow
+
+#endif

@@ -1,0 +1,176 @@
+//===- oflow-compile.cpp - model in, training executable out --------------===//
+//
+//   oflow-compile MODEL [-o OUT] [--mesh 8x4] [--target cuda|cpu] [--emit=STAGE]
+//
+// A thin main: options (CLI11) into CompileOptions, MLIR's own options
+// (--mlir-timing, --mlir-print-ir-after-all, ...) to llvm::cl, and every
+// diagnostic printed as one line. Exit code 0 or 1, never a crash.
+//
+//===----------------------------------------------------------------------===//
+#include "oflow/Driver/Driver.h"
+
+#include "OFlow/OFlowAttrs.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+namespace {
+
+/// Prints a diagnostic on one line: "<where>: error: <message>".
+void printDiagnostic(mlir::Diagnostic &diag) {
+  std::string where = "oflow-compile";
+  mlir::Location loc = diag.getLocation();
+  if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc)) {
+    if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(name.getChildLoc()))
+      where = file.getFilename().str();
+    else if (name.getName() != "oflow-compile")
+      where = name.getName().str();
+  } else if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(loc)) {
+    where = file.getFilename().str();
+    if (file.getLine() != 0)
+      where += ":" + std::to_string(file.getLine()) + ":" +
+               std::to_string(file.getColumn());
+  }
+  const char *kind = diag.getSeverity() == mlir::DiagnosticSeverity::Error
+                         ? "error"
+                     : diag.getSeverity() == mlir::DiagnosticSeverity::Warning
+                         ? "warning"
+                         : "note";
+  std::string message = diag.str();
+  for (char &c : message)
+    if (c == '\n')
+      c = ' ';
+  llvm::errs() << where << ": " << kind << ": " << message << "\n";
+}
+
+int run(int argc, char **argv) {
+  // MLIR's options go to llvm::cl; everything else to CLI11.
+  std::vector<char *> mlirArgs = {argv[0]}, cliArgs = {argv[0]};
+  for (int i = 1; i < argc; ++i)
+    (llvm::StringRef(argv[i]).starts_with("--mlir-") ? mlirArgs : cliArgs)
+        .push_back(argv[i]);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  if (!llvm::cl::ParseCommandLineOptions(static_cast<int>(mlirArgs.size()),
+                                         mlirArgs.data(), "", &llvm::errs()))
+    return 1;
+
+  oflow::CompileOptions options;
+  CLI::App app{"oflow-compile: compiles an ONNX or oflow-IR model into one "
+               "executable that trains it on a device mesh.\n"
+               "MLIR's own options (--mlir-timing, --mlir-print-ir-after-all, "
+               "...) are accepted too."};
+  app.set_version_flag("--version", std::string("oflow-compile ") +
+                                        OFLOW_VERSION_STRING +
+                                        " (MLIR/LLVM 22, ONNX opsets 11-17)");
+  app.add_option("model", options.input,
+                 "the model: .onnx, .onnxtext (ONNX text format) or .mlir "
+                 "(oflow dialect)")
+      ->required();
+  app.add_option("-o,--output", options.output,
+                 "output file ('-' for stdout)");
+  std::string mesh, target = "cuda", emit = "exe";
+  app.add_option("--mesh", mesh,
+                 "device mesh as axis sizes, e.g. 8 or 8x4 (default: 1 "
+                 "device); ranks map row-major, the last axis fastest");
+  app.add_option("--target", target, "code generation target")
+      ->check(CLI::IsMember({"cuda", "cpu"}));
+  std::string stages;
+  for (const std::string &s : oflow::emitStageNames())
+    stages += (stages.empty() ? "" : "|") + s;
+  app.add_option("--emit", emit,
+                 "stop after this stage and write its output: " + stages +
+                     " (default exe)")
+      ->check(CLI::IsMember(oflow::emitStageNames()));
+  app.add_flag("--print-weights", options.printWeights,
+               "print weights in full in IR output (default: elided)");
+  int64_t batch = 0;
+  auto *batchOpt = app.add_option("--batch", batch,
+                                  "fixes the leading dynamic dimension of "
+                                  "every graph input")
+                       ->check(CLI::PositiveNumber);
+  std::vector<std::string> shapes;
+  app.add_option("--shape", shapes,
+                 "fixes a graph input's shape: NAME=d0,d1,... (repeatable)");
+
+  try {
+    app.parse(static_cast<int>(cliArgs.size()), cliArgs.data());
+  } catch (const CLI::ParseError &e) {
+    if (e.get_exit_code() == 0)
+      return app.exit(e); // --help, --version
+    std::string msg = e.what();
+    for (char &c : msg)
+      if (c == '\n')
+        c = ' ';
+    llvm::errs() << "oflow-compile: error: " << msg
+                 << " (see oflow-compile --help)\n";
+    return 1;
+  }
+
+  if (!mesh.empty()) {
+    std::string error;
+    auto shape = mlir::oflow::parseMeshSpec(mesh, error);
+    if (failed(shape)) {
+      llvm::errs() << "oflow-compile: error: --mesh: " << error << "\n";
+      return 1;
+    }
+    options.mesh.assign(shape->begin(), shape->end());
+  }
+  options.target = target == "cpu" ? oflow::Target::Cpu : oflow::Target::Cuda;
+  options.emit = *oflow::parseEmitStage(emit);
+  if (*batchOpt)
+    options.import.batch = batch;
+  for (const std::string &spec : shapes) {
+    llvm::StringRef name, dims;
+    std::tie(name, dims) = llvm::StringRef(spec).split('=');
+    std::vector<int64_t> shape;
+    llvm::SmallVector<llvm::StringRef> parts;
+    if (!dims.empty())
+      dims.split(parts, ',');
+    bool ok = !name.empty() && !dims.empty();
+    for (llvm::StringRef p : parts) {
+      int64_t d = 0;
+      ok &= !p.trim().getAsInteger(10, d) && d > 0;
+      shape.push_back(d);
+    }
+    if (!ok) {
+      llvm::errs() << "oflow-compile: error: --shape '" << spec
+                   << "': expected NAME=d0,d1,... with positive sizes\n";
+      return 1;
+    }
+    options.import.shapes[name.str()] = shape;
+  }
+
+  mlir::MLIRContext context;
+  mlir::ScopedDiagnosticHandler handler(&context, [](mlir::Diagnostic &diag) {
+    printDiagnostic(diag);
+    return mlir::success();
+  });
+  return oflow::runCompiler(context, options);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception &e) {
+    std::string msg = e.what();
+    for (char &c : msg)
+      if (c == '\n')
+        c = ' ';
+    llvm::errs() << "oflow-compile: error: " << msg << "\n";
+    return 1;
+  }
+}
