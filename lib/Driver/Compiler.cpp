@@ -2,6 +2,7 @@
 #include "oflow/Driver/Driver.h"
 
 #include "mlir/IR/OperationSupport.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -75,9 +76,16 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     return 1;
   }
 
+  // --mlir-timing reports each stage (and, later, each pass).
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope root = timing.getRootScope();
+  TimingScope importTimer = root.nest("import (" + options.input + ")");
   OwningOpRef<ModuleOp> module = loadModel(context, options);
+  importTimer.stop();
   if (!module)
     return 1;
+  TimingScope printTimer = root.nest("print IR");
 
   OpPrintingFlags flags;
   if (!options.printWeights)

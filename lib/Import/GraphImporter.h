@@ -12,6 +12,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringMap.h"
 
 #include "onnx/onnx_pb.h"
@@ -94,7 +95,14 @@ public:
   template <typename OpT>
   OpT create(mlir::ValueRange operands,
              llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
-    return mlir::oflow::tryCreate<OpT>(builder(), loc_, operands, attrs);
+    OpT op = mlir::oflow::tryCreate<OpT>(builder(), loc_, operands, attrs);
+    // Operand type constraints (e.g. float-only ops) are checked now, so the
+    // message is attributed to this node.
+    if (op && mlir::failed(mlir::verify(op, /*verifyRecursively=*/false))) {
+      op->erase();
+      return {};
+    }
+    return op;
   }
   mlir::NamedAttribute named(llvm::StringRef name, mlir::Attribute value) {
     return mlir::NamedAttribute(mlir::StringAttr::get(ctx(), name), value);

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -30,7 +31,7 @@ using namespace mlir::oflow;
 namespace oflow::import {
 
 /// Opset range of the default domain that the converters implement.
-constexpr int64_t kMinOpset = 11;
+constexpr int64_t kMinOpset = 7;
 constexpr int64_t kMaxOpset = 17;
 
 static bool isDefaultDomain(StringRef domain) {
@@ -70,6 +71,7 @@ private:
   LogicalResult importInitializers();
   void checkInferredTypes(const onnx::NodeProto &node);
   llvm::StringMap<const onnx::ValueInfoProto *> onnxTypes;
+  llvm::DenseMap<const onnx::NodeProto *, int> nodeIndex;
 };
 
 std::string GraphImporter::describe(const onnx::NodeProto &node) const {
@@ -77,8 +79,13 @@ std::string GraphImporter::describe(const onnx::NodeProto &node) const {
   auto it = opsets.find(node.domain() == "ai.onnx" ? "" : node.domain());
   std::string opset =
       it == opsets.end() ? "no opset import" : "opset " + std::to_string(it->second);
-  return "node '" + node.name() + "' (" + node.op_type() + ", " + domain + " " +
-         opset + ")";
+  std::string name = "'" + node.name() + "'";
+  if (node.name().empty()) {
+    auto at = nodeIndex.find(&node);
+    name = at == nodeIndex.end() ? "<unnamed>" : "#" + std::to_string(at->second);
+  }
+  return "node " + name + " (" + node.op_type() + ", " + domain + " " + opset +
+         ")";
 }
 
 static DenseElementsAttr toDenseAttr(MLIRContext *ctx, const IntTensor &t) {
@@ -200,6 +207,8 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
            "; oflow supports opsets " + std::to_string(kMinOpset) + " to " +
            std::to_string(kMaxOpset) +
            " (convert it with onnx.version_converter)");
+  for (int i = 0; i < graph.node_size(); ++i)
+    nodeIndex[&graph.node(i)] = i;
   std::vector<std::string> unsupportedNodes;
   for (const onnx::NodeProto &node : graph.node()) {
     if (!isDefaultDomain(node.domain()) ||
@@ -385,7 +394,8 @@ FailureOr<SmallVector<int64_t>> NodeContext::constInts(int i, StringRef what) {
   if (const IntTensor *t = constIntTensor(i))
     return t->data;
   (void)unsupported(what + " (input '" + node_.input(i) +
-                    "') must be a compile-time constant");
+                    "') is not supported unless it is a compile-time "
+                    "constant");
   return failure();
 }
 
@@ -603,8 +613,15 @@ OwningOpRef<ModuleOp> (::oflow::importOnnxFile)(MLIRContext &context,
     return fail(error);
 
   try {
-    onnx::checker::CheckerContext checkerCtx;
-    checkerCtx.set_model_dir(modelDir);
+    // The checker resolves external data against the working directory
+    // (its model-dir context is internal): run it from the model's folder.
+    SmallString<256> cwd;
+    bool moved = !llvm::sys::fs::current_path(cwd) &&
+                 !llvm::sys::fs::set_current_path(modelDir);
+    auto restore = llvm::make_scope_exit([&] {
+      if (moved)
+        (void)llvm::sys::fs::set_current_path(cwd);
+    });
     onnx::checker::check_model(model);
   } catch (const std::exception &e) {
     return fail("the model fails the ONNX checker: " + std::string(e.what()));

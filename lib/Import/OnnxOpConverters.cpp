@@ -35,6 +35,13 @@ LogicalResult onlyOutputs(Ctx &c, int produced, StringRef what) {
   return success();
 }
 
+std::string onnxTypeNameOf(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
 DenseI64ArrayAttr i64s(Ctx &c, ArrayRef<int64_t> v) {
   return DenseI64ArrayAttr::get(c.ctx(), v);
 }
@@ -542,12 +549,20 @@ LogicalResult convertConcat(Ctx &c) {
 LogicalResult convertSlice(Ctx &c) {
   RankedTensorType t = c.inputType(0);
   int64_t rank = t.getRank();
-  auto starts = c.constInts(1, "starts");
-  auto ends = c.constInts(2, "ends");
+  // Before opset 10 starts, ends and axes are attributes.
+  bool attrForm = c.opset() < 10;
+  FailureOr<SmallVector<int64_t>> starts =
+      attrForm ? FailureOr<SmallVector<int64_t>>(c.intsAttr("starts"))
+               : c.constInts(1, "starts");
+  FailureOr<SmallVector<int64_t>> ends =
+      attrForm ? FailureOr<SmallVector<int64_t>>(c.intsAttr("ends"))
+               : c.constInts(2, "ends");
   if (failed(starts) || failed(ends))
     return failure();
   SmallVector<int64_t> axes, steps;
-  if (c.hasInput(3)) {
+  if (attrForm && c.hasAttr("axes")) {
+    axes = c.intsAttr("axes");
+  } else if (!attrForm && c.hasInput(3)) {
     auto v = c.constInts(3, "axes");
     if (failed(v))
       return failure();
@@ -556,7 +571,7 @@ LogicalResult convertSlice(Ctx &c) {
     for (size_t i = 0; i < starts->size(); ++i)
       axes.push_back(i);
   }
-  if (c.hasInput(4)) {
+  if (!attrForm && c.hasInput(4)) {
     auto v = c.constInts(4, "steps");
     if (failed(v))
       return failure();
@@ -690,6 +705,46 @@ LogicalResult convertClassLoss(Ctx &c) {
   return success();
 }
 
+/// ONNX Pow allows an exponent of another type; oflow.pow takes one float
+/// type, so the exponent is cast to the base's.
+LogicalResult convertPow(Ctx &c) {
+  Value base = c.input(0), exponent = c.input(1);
+  Type bt = cast<RankedTensorType>(base.getType()).getElementType();
+  Type et = cast<RankedTensorType>(exponent.getType()).getElementType();
+  if (!isa<FloatType>(bt))
+    return c.unsupported("integer Pow (base " +
+                         onnxTypeNameOf(bt) + ") is not supported");
+  if (et != bt)
+    exponent = c.create<CastOp>(exponent, {c.named("to", TypeAttr::get(bt))});
+  if (!exponent)
+    return failure();
+  return setResult(c, c.create<PowOp>({base, exponent}));
+}
+
+/// Clip(x, lo, hi) = min(max(x, lo), hi), bounds optional (torch's ReLU6).
+LogicalResult convertClip(Ctx &c) {
+  Value x = c.input(0);
+  Type elt = cast<RankedTensorType>(x.getType()).getElementType();
+  auto bound = [&](int input, const char *attrName) -> Value {
+    if (c.opset() >= 11)
+      return c.hasInput(input) ? c.input(input) : Value();
+    if (!c.hasAttr(attrName) || !isa<FloatType>(elt))
+      return Value();
+    return ConstantOp::create(
+        c.builder(), c.loc(),
+        DenseElementsAttr::get(RankedTensorType::get({}, elt),
+                               FloatAttr::get(elt, c.floatAttr(attrName, 0))));
+  };
+  if (Value lo = bound(1, "min"))
+    x = x ? Value(c.create<MaxOp>({x, lo})) : Value();
+  if (Value hi = bound(2, "max"))
+    x = x ? Value(c.create<MinOp>({x, hi})) : Value();
+  if (!x)
+    return failure();
+  c.setOutput(0, x);
+  return success();
+}
+
 LogicalResult convertWhere(Ctx &c) {
   return setResult(c, c.create<WhereOp>({c.input(0), c.input(1), c.input(2)}));
 }
@@ -698,7 +753,9 @@ LogicalResult convertWhere(Ctx &c) {
 LogicalResult convertPad(Ctx &c) {
   if (c.stringAttr("mode", "constant") != "constant")
     return c.unsupported("only constant padding is supported");
-  auto pads = c.constInts(1, "pads");
+  auto pads = c.opset() < 11
+                  ? FailureOr<SmallVector<int64_t>>(c.intsAttr("pads"))
+                  : c.constInts(1, "pads");
   if (failed(pads))
     return failure();
   if (llvm::any_of(*pads, [](int64_t p) { return p != 0; }))
@@ -735,7 +792,8 @@ NodeConverter lookupConverter(StringRef domain, StringRef opType) {
       .Case("Sub", binary<SubOp>)
       .Case("Mul", binary<MulOp>)
       .Case("Div", binary<DivOp>)
-      .Case("Pow", binary<PowOp>)
+      .Case("Pow", convertPow)
+      .Case("Clip", convertClip)
       .Case("Max", variadic<MaxOp>)
       .Case("Min", variadic<MinOp>)
       .Case("Sum", variadic<AddOp>)

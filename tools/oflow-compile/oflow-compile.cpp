@@ -73,7 +73,7 @@ int run(int argc, char **argv) {
                "...) are accepted too."};
   app.set_version_flag("--version", std::string("oflow-compile ") +
                                         OFLOW_VERSION_STRING +
-                                        " (MLIR/LLVM 22, ONNX opsets 11-17)");
+                                        " (MLIR/LLVM 22, ONNX opsets 7-17)\n");
   app.add_option("model", options.input,
                  "the model: .onnx, .onnxtext (ONNX text format) or .mlir "
                  "(oflow dialect)")
