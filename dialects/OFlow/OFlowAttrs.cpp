@@ -60,6 +60,16 @@ FailureOr<SmallVector<int64_t>> mlir::oflow::parseMeshSpec(StringRef spec,
     }
     shape.push_back(static_cast<int64_t>(size));
   }
+  int64_t devices = 1;
+  for (int64_t size : shape) {
+    devices *= size;
+    if (devices > (1 << 20)) {
+      error = ("invalid mesh '" + spec +
+               "': more than 1048576 devices in all")
+                  .str();
+      return failure();
+    }
+  }
   return shape;
 }
 
@@ -79,10 +89,14 @@ LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                ArrayRef<StringAttr> links) {
   if (shape.empty())
     return emitError() << "mesh needs at least one axis";
-  for (auto [i, size] : llvm::enumerate(shape))
+  int64_t devices = 1;
+  for (auto [i, size] : llvm::enumerate(shape)) {
     if (size <= 0)
       return emitError() << "mesh axis " << i << " has size " << size
                          << "; sizes must be positive";
+    if (size > (1 << 20) || (devices *= size) > (1 << 20))
+      return emitError() << "mesh has more than 1048576 devices";
+  }
   if (!axisNames.empty() && axisNames.size() != shape.size())
     return emitError() << "mesh has " << shape.size() << " axes but "
                        << axisNames.size() << " names";
@@ -334,7 +348,7 @@ NdSbpAttr::verifyFor(MeshAttr mesh, ArrayRef<int64_t> shape,
     if (!sbp.isSplit())
       continue;
     int64_t axis = sbp.getAxis();
-    if (axis >= static_cast<int64_t>(shape.size()))
+    if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
       return emitError() << "nd-SBP " << str() << " on mesh axis "
                          << mesh.getAxisDisplayName(meshAxis) << " splits axis "
                          << axis << " of a rank-" << shape.size() << " tensor";

@@ -48,11 +48,13 @@ class OFlow_Op<string mnemonic, list<Trait> traits = []>
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-def OFlow_Tensor : RankedTensorOf<[AnyFloat, AnySignlessInteger, AnyUnsignedInteger]>;
-def OFlow_FloatTensor : RankedTensorOf<[AnyFloat]>;
-def OFlow_NumericTensor : RankedTensorOf<[AnyFloat, AnySignlessInteger, AnyUnsignedInteger]>;
-def OFlow_IndexTensor : RankedTensorOf<[I32, I64]>;
-def OFlow_BoolTensor : RankedTensorOf<[I1]>;
+// The graph is fully static (the importer fixes dynamic dims from --batch /
+// --shape), which is what static memory planning and SPMD partitioning need.
+def OFlow_Tensor : StaticShapeTensorOf<[AnyFloat, AnySignlessInteger, AnyUnsignedInteger]>;
+def OFlow_FloatTensor : StaticShapeTensorOf<[AnyFloat]>;
+def OFlow_NumericTensor : StaticShapeTensorOf<[AnyFloat, AnySignlessInteger, AnyUnsignedInteger]>;
+def OFlow_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
+def OFlow_BoolTensor : StaticShapeTensorOf<[I1]>;
 
 //===----------------------------------------------------------------------===//
 // Enums

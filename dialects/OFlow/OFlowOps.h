@@ -19,8 +19,9 @@ namespace mlir::oflow {
 /// Creates an `OpT` whose result types are inferred, like
 /// `OpT::create(builder, loc, operands, attributes)`, but returns null
 /// (with the inference's diagnostic emitted at `loc`) instead of aborting
-/// when the operands or attributes are invalid. Front-ends build from
-/// untrusted input through this.
+/// when the operands or attribute values are invalid. Front-ends build from
+/// untrusted input through this. Every required attribute must be given
+/// (a missing one is a programming error, as with `OpT::create`).
 template <typename OpT>
 OpT tryCreate(OpBuilder &builder, Location loc, ValueRange operands,
               ArrayRef<NamedAttribute> attributes = {}) {

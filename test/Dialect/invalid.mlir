@@ -30,7 +30,7 @@ func.func @weight_not_tensor() {
 // -----
 
 func.func @unary_wrong_element_type(%a: tensor<4xi32>) {
-  // expected-error @below {{'oflow.exp' op operand #0 must be ranked tensor of floating-point values, but got 'tensor<4xi32>'}}
+  // expected-error @below {{'oflow.exp' op operand #0 must be statically shaped tensor of floating-point values, but got 'tensor<4xi32>'}}
   %0 = oflow.exp %a : tensor<4xi32>
   return
 }
@@ -38,7 +38,7 @@ func.func @unary_wrong_element_type(%a: tensor<4xi32>) {
 // -----
 
 func.func @not_on_float(%a: tensor<4xf32>) {
-  // expected-error @below {{'oflow.not' op operand #0 must be ranked tensor of 1-bit signless integer values, but got 'tensor<4xf32>'}}
+  // expected-error @below {{'oflow.not' op operand #0 must be statically shaped tensor of 1-bit signless integer values, but got 'tensor<4xf32>'}}
   %0 = oflow.not %a : tensor<4xf32>
   return
 }
@@ -90,7 +90,7 @@ func.func @binary_wrong_result(%a: tensor<4x1xf32>, %b: tensor<3xf32>) {
 // -----
 
 func.func @pow_on_integers(%a: tensor<4xi32>) {
-  // expected-error @below {{'oflow.pow' op operand #0 must be ranked tensor of floating-point values, but got 'tensor<4xi32>'}}
+  // expected-error @below {{'oflow.pow' op operand #0 must be statically shaped tensor of floating-point values, but got 'tensor<4xi32>'}}
   %0 = oflow.pow %a, %a : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   return
 }
@@ -989,7 +989,7 @@ func.func @gather_axis(%x: tensor<4x8xf32>, %i: tensor<3xi64>) {
 // -----
 
 func.func @gather_float_indices(%x: tensor<4x8xf32>, %i: tensor<3xf32>) {
-  // expected-error @below {{'oflow.gather' op operand #1 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<3xf32>'}}
+  // expected-error @below {{'oflow.gather' op operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<3xf32>'}}
   %0 = oflow.gather %x, %i : (tensor<4x8xf32>, tensor<3xf32>) -> tensor<3x8xf32>
   return
 }
@@ -1089,4 +1089,13 @@ func.func @mse_loss_reduced_result(%x: tensor<8xf32>, %t: tensor<8xf32>) {
   // expected-error @below {{'oflow.mse_loss' op failed to infer returned types}}
   %0 = oflow.mse_loss mean %x, %t : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   return
+}
+
+// -----
+
+// The graph IR is fully static: dynamic dims are fixed on import.
+func.func @dynamic_dim(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'oflow.relu' op operand #0 must be statically shaped tensor}}
+  %0 = oflow.relu %x : tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
 }
