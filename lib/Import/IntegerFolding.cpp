@@ -305,7 +305,11 @@ bool tryFoldIntegerNode(NodeContext &ctx) {
     return setOut(out);
   }
   if (op == "Range") {
-    if (in.size() != 3 || x.elementType != i64)
+    // Any integer type (torch exports int32 ranges too); all three scalars.
+    if (in.size() != 3 || !in[1] || !in[2] || x.elementType.isInteger(1) ||
+        in[1]->elementType != x.elementType ||
+        in[2]->elementType != x.elementType || x.data.size() != 1 ||
+        in[1]->data.size() != 1 || in[2]->data.size() != 1)
       return false;
     int64_t start = x.data[0], limit = in[1]->data[0], delta = in[2]->data[0];
     if (delta == 0)

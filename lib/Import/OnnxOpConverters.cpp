@@ -8,7 +8,11 @@
 //===----------------------------------------------------------------------===//
 #include "GraphImporter.h"
 
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/xxhash.h"
+
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::oflow;
@@ -148,29 +152,59 @@ LogicalResult convertCast(Ctx &c) {
   return setResult(c, c.create<CastOp>(x, {c.named("to", TypeAttr::get(to))}));
 }
 
+/// A float scalar input that is a Constant or an initializer (a weight, its
+/// data in a resource blob), for attribute-like inputs (Dropout's ratio).
+std::optional<double> constFloatScalar(Ctx &c, int i) {
+  if (DenseElementsAttr r = c.constValue(i)) {
+    if (r.getNumElements() != 1 || !isa<FloatType>(r.getElementType()))
+      return std::nullopt;
+    return (*r.getValues<APFloat>().begin()).convertToDouble();
+  }
+  auto w = c.hasInput(i) ? c.input(i).getDefiningOp<WeightOp>() : WeightOp();
+  auto res = w ? dyn_cast<DenseResourceElementsAttr>(w.getValue())
+               : DenseResourceElementsAttr();
+  if (!res || res.getType().getNumElements() != 1)
+    return std::nullopt;
+  auto ft = dyn_cast<FloatType>(res.getType().getElementType());
+  AsmResourceBlob *blob = res.getRawHandle().getBlob();
+  if (!ft || !blob || blob->getData().size() != ft.getWidth() / 8)
+    return std::nullopt;
+  uint64_t bits = 0;
+  std::memcpy(&bits, blob->getData().data(), ft.getWidth() / 8);
+  return APFloat(ft.getFloatSemantics(), APInt(ft.getWidth(), bits))
+      .convertToDouble();
+}
+
 LogicalResult convertDropout(Ctx &c) {
   if (failed(onlyOutputs(c, 1, "mask")))
     return failure();
-  // Opset 12+: ratio and training_mode are (constant) inputs.
+  // Opset 12+: ratio and training_mode are (constant) inputs. In inference
+  // Dropout is the identity whatever the ratio.
   double ratio = 0.5;
   bool training = false;
-  if (DenseElementsAttr r = c.constValue(1))
-    ratio = (*r.getValues<APFloat>().begin()).convertToDouble();
-  else if (c.hasInput(1))
-    return c.unsupported("ratio must be a compile-time constant");
   if (c.hasInput(2)) {
     DenseElementsAttr t = c.constValue(2);
     if (!t)
       return c.unsupported("training_mode must be a compile-time constant");
     training = *t.getValues<bool>().begin();
   }
-  if (!training || ratio == 0.0)
+  if (!training)
     return identity(c);
-  // A dropout without a seed still gets a fixed one, so runs are repeatable.
+  if (std::optional<double> r = constFloatScalar(c, 1))
+    ratio = *r;
+  else if (c.hasInput(1))
+    return c.unsupported("ratio must be a compile-time constant");
+  if (ratio == 0.0)
+    return identity(c);
+  // A dropout without a seed still gets a fixed one, so runs are repeatable
+  // (a stable hash: llvm::hash_value may be seeded per process). It is keyed
+  // by the node's name, or by its (unique) output name when it has none, so
+  // that two dropouts never share a mask.
+  StringRef key = c.node().name().empty() ? StringRef(c.node().output(0))
+                                          : StringRef(c.node().name());
   int64_t seed = c.hasAttr("seed")
                      ? c.intAttr("seed", 0)
-                     : static_cast<int64_t>(llvm::hash_value(c.node().name()) &
-                                            0x7fffffff);
+                     : static_cast<int64_t>(llvm::xxh3_64bits(key) & 0x7fffffff);
   return setResult(c, c.create<DropoutOp>(
                           c.input(0),
                           {c.named("ratio", c.builder().getF64FloatAttr(ratio)),
@@ -388,6 +422,9 @@ LogicalResult convertPool(Ctx &c) {
   if (in.getRank() != 4)
     return c.unsupported(Twine(in.getRank() - 2) +
                          "-D pooling is not supported (only 2-D, NCHW)");
+  if (!isa<FloatType>(in.getElementType()))
+    return c.unsupported("pooling of " + onnxTypeNameOf(in.getElementType()) +
+                         " tensors is not supported (floating point only)");
   if (c.intAttr("storage_order", 0) != 0)
     return c.unsupported("column-major storage_order is not supported");
   SmallVector<int64_t> kernel = c.intsAttr("kernel_shape");
@@ -769,6 +806,11 @@ LogicalResult onlyFolded(Ctx &c) {
                        "constants (static shapes)");
 }
 
+LogicalResult rangeOnlyFolded(Ctx &c) {
+  return c.unsupported("only supported when start, limit and delta are "
+                       "compile-time integer constants (delta non-zero)");
+}
+
 } // namespace
 
 NodeConverter lookupConverter(StringRef domain, StringRef opType) {
@@ -837,7 +879,7 @@ NodeConverter lookupConverter(StringRef domain, StringRef opType) {
       // converter means an input was not a compile-time constant.
       .Case("Shape", onlyFolded)
       .Case("Size", onlyFolded)
-      .Case("Range", onlyFolded)
+      .Case("Range", rangeOnlyFolded)
       .Case("ConstantOfShape", onlyFolded)
       .Default(nullptr);
 }
