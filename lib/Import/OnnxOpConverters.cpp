@@ -302,8 +302,9 @@ LogicalResult convertSoftmax(Ctx &c) {
   // Before opset 13 the input is coerced to 2-D at `axis`: the same as
   // opset 13's only when axis is the last dim.
   if (c.opset() < 13 && *axis != t.getRank() - 1)
-    return c.unsupported("opset " + Twine(c.opset()) +
-                         " softmax over flattened trailing dims (axis " +
+    return c.unsupported("opset " + Twine(c.opset()) + " " +
+                         c.node().op_type() +
+                         " over flattened trailing dims (axis " +
                          Twine(*axis) + " of rank " + Twine(t.getRank()) +
                          ") is not supported; export with opset >= 13");
   return setResult(c, c.create<OpT>(c.input(0),

@@ -99,7 +99,8 @@ int run(int argc, char **argv) {
   auto *batchOpt = app.add_option("--batch", batch,
                                   "fixes the leading dynamic dimension of "
                                   "every graph input")
-                       ->check(CLI::PositiveNumber);
+                       ->check(CLI::Range(int64_t(1), int64_t(1) << 40)
+                                  .description("a positive size"));
   std::vector<std::string> shapes;
   app.add_option("--shape", shapes,
                  "fixes a graph input's shape: NAME=d0,d1,... (repeatable)");
