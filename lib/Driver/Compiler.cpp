@@ -94,7 +94,6 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   // without data.
   if (!options.printWeights)
     flags.elideLargeElementsAttrs(16).elideLargeResourceString(64).useLocalScope();
-  std::string error;
   llvm::Error err = llvm::writeToOutput(
       options.output, [&](llvm::raw_ostream &os) -> llvm::Error {
         module->print(os, flags);

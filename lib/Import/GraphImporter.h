@@ -26,6 +26,11 @@ mlir::Type convertElementType(mlir::MLIRContext *ctx, int32_t onnxType);
 /// "FLOAT", "INT64", ... for messages.
 std::string onnxTypeName(int32_t onnxType);
 
+/// Why an external-data `location` may not be read (empty, absolute, or
+/// leaving the model's folder through ".."), or "" when it is acceptable as
+/// far as its text goes. Links are resolved when the data is read.
+std::string checkExternalLocation(llvm::StringRef location);
+
 /// Reads a TensorProto (inline or external data) into an elements attribute.
 /// `asResource` stores the data as a dense resource blob named `blobName`
 /// (weights); otherwise a DenseElementsAttr (small constants). External data

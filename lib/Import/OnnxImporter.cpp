@@ -555,15 +555,9 @@ static bool checkExternalData(const onnx::ModelProto &model,
     for (const auto &kv : init.external_data())
       if (kv.key() == "location")
         location = kv.value();
-    namespace path = llvm::sys::path;
-    bool escapes = location.empty() || path::is_absolute(location);
-    for (auto it = path::begin(location), e = path::end(location); it != e;
-         ++it)
-      escapes |= *it == "..";
-    if (escapes) {
+    if (std::string why = checkExternalLocation(location); !why.empty()) {
       error = "initializer '" + init.name() + "': external data location '" +
-              location +
-              "' is not a relative path inside the model's folder; refused";
+              location + "' " + why;
       return false;
     }
   }

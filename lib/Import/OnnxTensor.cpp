@@ -59,6 +59,17 @@ static void appendAs(std::vector<char> &out, const Field &field, size_t bytes) {
   }
 }
 
+std::string checkExternalLocation(StringRef location) {
+  namespace path = llvm::sys::path;
+  if (location.empty())
+    return "is empty";
+  bool escapes = path::is_absolute(location);
+  for (auto it = path::begin(location), e = path::end(location); it != e; ++it)
+    escapes |= *it == "..";
+  return escapes ? "is not a relative path inside the model's folder; refused"
+                 : "";
+}
+
 /// Checks an external-data location and returns the absolute path of a file
 /// inside `modelDir`, or sets `error`.
 static std::string resolveExternal(const std::string &location,
@@ -73,14 +84,8 @@ static std::string resolveExternal(const std::string &location,
                 .str();
     return std::string();
   };
-  if (location.empty())
-    return refuse("is empty");
-  if (path::is_absolute(location))
-    return refuse("is an absolute path; it must be relative to the model's "
-                  "folder");
-  for (auto it = path::begin(location), e = path::end(location); it != e; ++it)
-    if (*it == "..")
-      return refuse("leaves the model's folder ('..'); refused");
+  if (std::string why = checkExternalLocation(location); !why.empty())
+    return refuse(why);
   SmallString<256> full(modelDir);
   path::append(full, location);
   SmallString<256> real, realDir;
