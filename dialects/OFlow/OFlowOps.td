@@ -587,4 +587,6 @@ def OFlow_MseLossOp : OFlow_InferOp<"mse_loss"> {
                        "functional-type(operands, results)";
 }
 
+include "OFlow/OFlowTrainingOps.td"
+
 #endif // OFLOW_OPS_TD

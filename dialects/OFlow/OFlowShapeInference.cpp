@@ -801,3 +801,187 @@ OFLOW_INFER(MseLossOp) {
     types.push_back(RankedTensorType::get({}, in.getElementType()));
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Backward ops: the result shape is an attribute; check that the incoming
+// gradient has the shape the forward op would have produced.
+//===----------------------------------------------------------------------===//
+
+template <typename OpT>
+static LogicalResult checkShapeAttr(const Failer<OpT> &fail,
+                                    ArrayRef<int64_t> shape, int64_t rank,
+                                    StringRef what) {
+  if (static_cast<int64_t>(shape.size()) != rank ||
+      llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return fail(what, " must be ", rank, " non-negative sizes, got ",
+                shapeStr(shape));
+  return success();
+}
+
+template <typename OpT>
+static LogicalResult checkGradShape(const Failer<OpT> &fail, Value grad,
+                                    ArrayRef<int64_t> expected) {
+  if (tensorType(grad).getShape() != expected)
+    return fail("incoming gradient is ", shapeStr(tensorType(grad).getShape()),
+                ", but the forward op produces ", shapeStr(expected));
+  return success();
+}
+
+/// The forward output shape of a 2-D window op over `input` [N, C, H, W]
+/// producing `channels` channels.
+template <typename OpT>
+static FailureOr<SmallVector<int64_t>>
+windowForwardShape(const Failer<OpT> &fail, ArrayRef<int64_t> input,
+                   int64_t channels, ArrayRef<int64_t> window,
+                   ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+                   ArrayRef<int64_t> dilations, bool ceilMode) {
+  if (failed(checkWindowAttrs(fail, strides, pads, dilations)))
+    return failure();
+  SmallVector<int64_t> shape = {input[0], channels};
+  for (int d = 0; d < 2; ++d) {
+    auto out = windowOutput(fail, input[2 + d], window[d], strides[d], pads[d],
+                            pads[d + 2], dilations[d], ceilMode, d);
+    if (failed(out))
+      return failure();
+    shape.push_back(*out);
+  }
+  return shape;
+}
+
+OFLOW_INFER(Conv2dBackwardInputOp) {
+  Failer<Conv2dBackwardInputOp> fail{loc};
+  auto w = tensorType(adaptor.getWeight());
+  ArrayRef<int64_t> in = adaptor.getInputShape();
+  if (failed(checkShapeAttr(fail, in, 4, "input_shape")) ||
+      failed(checkSameElementType(fail, w, adaptor.getGradOutput().getType())))
+    return failure();
+  int64_t groups = adaptor.getGroups();
+  if (w.getRank() != 4 || groups <= 0 || in[1] % groups ||
+      w.getDimSize(1) * groups != in[1])
+    return fail("weight ", shapeStr(w.getShape()), " does not fit input ",
+                shapeStr(in), " with ", groups, " groups");
+  auto out = windowForwardShape(fail, in, w.getDimSize(0),
+                                w.getShape().drop_front(2), adaptor.getStrides(),
+                                adaptor.getPads(), adaptor.getDilations(), false);
+  if (failed(out) || failed(checkGradShape(fail, adaptor.getGradOutput(), *out)))
+    return failure();
+  types.push_back(RankedTensorType::get(in, w.getElementType()));
+  return success();
+}
+
+OFLOW_INFER(Conv2dBackwardFilterOp) {
+  Failer<Conv2dBackwardFilterOp> fail{loc};
+  auto x = tensorType(adaptor.getInput());
+  ArrayRef<int64_t> filter = adaptor.getFilterShape();
+  if (failed(checkShapeAttr(fail, filter, 4, "filter_shape")) ||
+      failed(checkSameElementType(fail, x, adaptor.getGradOutput().getType())))
+    return failure();
+  int64_t groups = adaptor.getGroups();
+  if (x.getRank() != 4 || groups <= 0 || x.getDimSize(1) % groups ||
+      filter[0] % groups || filter[1] * groups != x.getDimSize(1))
+    return fail("filter ", shapeStr(filter), " does not fit input ",
+                shapeStr(x.getShape()), " with ", groups, " groups");
+  auto out = windowForwardShape(fail, x.getShape(), filter[0],
+                                filter.drop_front(2), adaptor.getStrides(),
+                                adaptor.getPads(), adaptor.getDilations(), false);
+  if (failed(out) || failed(checkGradShape(fail, adaptor.getGradOutput(), *out)))
+    return failure();
+  types.push_back(RankedTensorType::get(filter, x.getElementType()));
+  return success();
+}
+
+OFLOW_INFER(MaxPool2dBackwardOp) {
+  Failer<MaxPool2dBackwardOp> fail{loc};
+  auto x = tensorType(adaptor.getInput());
+  if (x.getRank() != 4)
+    return fail("expects a 4-D NCHW input, got ", shapeStr(x.getShape()));
+  SmallVector<int64_t> dilations = {1, 1};
+  if (auto d = adaptor.getDilations())
+    dilations.assign(d->begin(), d->end());
+  auto out = windowForwardShape(fail, x.getShape(), x.getDimSize(1),
+                                adaptor.getKernel(), adaptor.getStrides(),
+                                adaptor.getPads(), dilations,
+                                adaptor.getCeilMode());
+  if (failed(out) || failed(checkGradShape(fail, adaptor.getGradOutput(), *out)))
+    return failure();
+  types.push_back(x);
+  return success();
+}
+
+OFLOW_INFER(AvgPool2dBackwardOp) {
+  Failer<AvgPool2dBackwardOp> fail{loc};
+  ArrayRef<int64_t> in = adaptor.getInputShape();
+  if (failed(checkShapeAttr(fail, in, 4, "input_shape")))
+    return failure();
+  auto out = windowForwardShape(fail, in, in[1], adaptor.getKernel(),
+                                adaptor.getStrides(), adaptor.getPads(), {1, 1},
+                                adaptor.getCeilMode());
+  if (failed(out) || failed(checkGradShape(fail, adaptor.getGradOutput(), *out)))
+    return failure();
+  types.push_back(RankedTensorType::get(
+      in, tensorType(adaptor.getGradOutput()).getElementType()));
+  return success();
+}
+
+OFLOW_INFER(GatherBackwardOp) {
+  Failer<GatherBackwardOp> fail{loc};
+  ArrayRef<int64_t> data = adaptor.getDataShape();
+  int64_t axis = adaptor.getAxis();
+  if (data.empty() || axis < 0 || axis >= static_cast<int64_t>(data.size()))
+    return fail("axis ", axis, " is out of range for data shape ",
+                shapeStr(data));
+  SmallVector<int64_t> expected(data.begin(), data.begin() + axis);
+  llvm::append_range(expected, tensorType(adaptor.getIndices()).getShape());
+  expected.append(data.begin() + axis + 1, data.end());
+  if (failed(checkGradShape(fail, adaptor.getGradOutput(), expected)))
+    return failure();
+  types.push_back(RankedTensorType::get(
+      data, tensorType(adaptor.getGradOutput()).getElementType()));
+  return success();
+}
+
+OFLOW_INFER(SliceBackwardOp) {
+  Failer<SliceBackwardOp> fail{loc};
+  ArrayRef<int64_t> in = adaptor.getInputShape();
+  size_t rank = in.size();
+  ArrayRef<int64_t> offsets = adaptor.getOffsets(), sizes = adaptor.getSizes(),
+                    strides = adaptor.getStrides();
+  if (offsets.size() != rank || sizes.size() != rank || strides.size() != rank)
+    return fail("offsets, sizes and strides need ", rank, " entries each");
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t last = offsets[d] + (sizes[d] - 1) * strides[d];
+    if (strides[d] == 0 || sizes[d] < 0 ||
+        (sizes[d] > 0 && (offsets[d] < 0 || offsets[d] >= in[d] || last < 0 ||
+                          last >= in[d])))
+      return fail("the slice on dim ", d, " leaves the input [0, ", in[d], ")");
+  }
+  if (failed(checkGradShape(fail, adaptor.getGradOutput(), sizes)))
+    return failure();
+  types.push_back(RankedTensorType::get(
+      in, tensorType(adaptor.getGradOutput()).getElementType()));
+  return success();
+}
+
+template <typename OpT>
+static LogicalResult inferLossBackward(std::optional<Location> loc,
+                                       typename OpT::Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  Failer<OpT> fail{loc};
+  SmallVector<Type> forward;
+  if (failed(inferClassLoss<OpT>(loc, adaptor.getInput(), adaptor.getLabels(),
+                                 adaptor.getReduction(), forward)))
+    return failure();
+  if (failed(checkGradShape(fail, adaptor.getGradLoss(),
+                            cast<RankedTensorType>(forward[0]).getShape())))
+    return failure();
+  types.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+OFLOW_INFER(SoftmaxCrossEntropyBackwardOp) {
+  return inferLossBackward<SoftmaxCrossEntropyBackwardOp>(loc, adaptor, types);
+}
+
+OFLOW_INFER(NllLossBackwardOp) {
+  return inferLossBackward<NllLossBackwardOp>(loc, adaptor, types);
+}

@@ -1,0 +1,56 @@
+//===- OFlowStateOps.cpp - program variables: verifiers -------------------===//
+#include "OFlow/OFlowOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+using namespace mlir::oflow;
+
+LogicalResult VariableOp::verify() {
+  auto type = dyn_cast<RankedTensorType>(getType());
+  if (!type || !type.hasStaticShape())
+    return emitOpError("type must be a statically shaped tensor, got ")
+           << getType();
+  if (auto init = getInitialValueAttr())
+    if (init.getType() != type)
+      return emitOpError("initial value has type ")
+             << init.getType() << ", but the variable is " << type;
+  if (getRole() == VariableRole::optimizer && !getOfAttr())
+    return emitOpError("optimizer state must name its parameter with `of`");
+  return success();
+}
+
+/// Resolves `symbol` to a variable and checks that it holds `type`.
+static LogicalResult verifyVariableUse(Operation *op, FlatSymbolRefAttr symbol,
+                                       Type type,
+                                       SymbolTableCollection &symbolTable) {
+  auto variable =
+      symbolTable.lookupNearestSymbolFrom<VariableOp>(op, symbol.getAttr());
+  if (!variable)
+    return op->emitOpError("'") << symbol.getValue()
+                                << "' does not name an oflow.variable";
+  if (variable.getType() != type)
+    return op->emitOpError("variable '")
+           << symbol.getValue() << "' holds " << variable.getType()
+           << ", not " << type;
+  return success();
+}
+
+LogicalResult
+ReadVariableOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyVariableUse(*this, getVariableAttr(), getType(), symbolTable);
+}
+
+LogicalResult
+WriteVariableOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  if (failed(verifyVariableUse(*this, getVariableAttr(),
+                               getValue().getType(), symbolTable)))
+    return failure();
+  auto variable = symbolTable.lookupNearestSymbolFrom<VariableOp>(
+      *this, getVariableAttr().getAttr());
+  if (variable.getRole() == VariableRole::constant)
+    return emitOpError("variable '")
+           << getVariable() << "' is a constant and cannot be written";
+  return success();
+}
