@@ -85,6 +85,15 @@ LogicalResult OFlowDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << name << "' must be a string";
     return success();
   }
+  // Attributes the training and code generation passes attach (entry kind,
+  // trained weights, buffer layouts and the memory plan); their passes
+  // check their contents.
+  static constexpr llvm::StringLiteral kPassAttrs[] = {
+      "oflow.entry",       "oflow.trainable", "oflow.state_offset",
+      "oflow.io",          "oflow.io_bytes",  "oflow.state_bytes",
+      "oflow.arena_bytes", "oflow.memory_plan"};
+  if (llvm::is_contained(kPassAttrs, name))
+    return success();
   return op->emitError() << "unknown oflow attribute '" << name << "'";
 }
 
@@ -94,6 +103,13 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
   if (name == OFlowDialect::kSbpAttrName)
     return verifySbpOnType(op, attr.getValue(), type, what);
   if (name == OFlowDialect::kNameAttrName) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' on " << what
+                             << " must be a string";
+    return success();
+  }
+  // Interface roles of entry arguments and results (training passes).
+  if (name == "oflow.scalar" || name == "oflow.grad_of") {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' on " << what
                              << " must be a string";
