@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "OFlow/OFlowDialect.h"
 #include "oflow/Codegen/Passes.h"
+#include "oflow/Training/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -21,6 +22,7 @@ int main(int argc, char **argv) {
   mlir::registerAllExtensions(registry);
   mlir::registerAllPasses();
   oflow::registerOFlowCodegenPasses();
+  oflow::registerTrainingPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "oflow optimizer driver\n", registry));
 }
