@@ -35,6 +35,8 @@ def OFlow_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kMeshAttrName = "oflow.mesh";
     static constexpr ::llvm::StringLiteral kSbpAttrName = "oflow.sbp";
     static constexpr ::llvm::StringLiteral kNameAttrName = "oflow.name";
+    /// Unit attribute on the oflow.weight ops that oflow-autodiff trains.
+    static constexpr ::llvm::StringLiteral kTrainableAttrName = "oflow.trainable";
   private:
     void registerAttributes();
   public:

@@ -85,6 +85,12 @@ LogicalResult OFlowDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << name << "' must be a string";
     return success();
   }
+  if (name == kTrainableAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<WeightOp>(op))
+      return op->emitError()
+             << "'" << name << "' is a unit attribute of oflow.weight";
+    return success();
+  }
   return op->emitError() << "unknown oflow attribute '" << name << "'";
 }
 

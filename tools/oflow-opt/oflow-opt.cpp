@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "OFlow/OFlowDialect.h"
+#include "oflow/Autodiff/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,6 +19,7 @@ int main(int argc, char **argv) {
   registry.insert<mlir::oflow::OFlowDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect, mlir::tensor::TensorDialect>();
   mlir::registerTransformsPasses();
+  oflow::registerAutodiffPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "oflow optimizer driver\n", registry));
 }
