@@ -18,12 +18,14 @@ namespace {
 
 using P = ComparePredicate;
 
-/// Sets the gradients of a broadcasting binary op from full-shape gradients.
-void setBinary(Operation *op, GradArgs &a, Value dlhs, Value drhs) {
-  if (dlhs)
-    a.set(0, a.b.reduceTo(dlhs, shapeOf(op->getOperand(0))));
-  if (drhs)
-    a.set(1, a.b.reduceTo(drhs, shapeOf(op->getOperand(1))));
+/// Sets the gradients of a broadcasting binary op from full-shape gradients,
+/// built by `dlhs` / `drhs` only when wanted (lhs first: a stable IR order).
+template <typename L, typename R>
+void setBinary(Operation *op, GradArgs &a, L dlhs, R drhs) {
+  if (a.needs(0))
+    a.set(0, a.b.reduceTo(dlhs(), shapeOf(op->getOperand(0))));
+  if (a.needs(1))
+    a.set(1, a.b.reduceTo(drhs(), shapeOf(op->getOperand(1))));
 }
 
 /// The gradient of max (isMax) or min w.r.t. `self` against `other`: all of
@@ -156,61 +158,69 @@ void registerUnary(GradRegistry &r) {
 
 void registerBinary(GradRegistry &r) {
   r.add<AddOp>([](AddOp op, GradArgs &a) {
-    setBinary(op, a, a.grad(), a.grad());
+    setBinary(
+        op, a, [&] { return a.grad(); }, [&] { return a.grad(); });
     return success();
   });
   r.add<SubOp>([](SubOp op, GradArgs &a) {
-    setBinary(op, a, a.grad(), a.needs(1) ? a.b.neg(a.grad()) : Value());
+    setBinary(
+        op, a, [&] { return a.grad(); }, [&] { return a.b.neg(a.grad()); });
     return success();
   });
   r.add<MulOp>([](MulOp op, GradArgs &a) {
     GradBuilder &b = a.b;
     Value g = a.grad();
-    setBinary(op, a, a.needs(0) ? b.mul(g, op.getRhs()) : Value(),
-              a.needs(1) ? b.mul(g, op.getLhs()) : Value());
+    setBinary(
+        op, a, [&] { return b.mul(g, op.getRhs()); },
+        [&] { return b.mul(g, op.getLhs()); });
     return success();
   });
   // torch: grad / other, -grad * self / (other * other)
   r.add<DivOp>([](DivOp op, GradArgs &a) {
     GradBuilder &b = a.b;
     Value g = a.grad(), x = op.getLhs(), y = op.getRhs();
-    setBinary(op, a, a.needs(0) ? b.div(g, y) : Value(),
-              a.needs(1) ? b.div(b.mul(b.neg(g), x), b.mul(y, y)) : Value());
+    setBinary(
+        op, a, [&] { return b.div(g, y); },
+        [&] { return b.div(b.mul(b.neg(g), x), b.mul(y, y)); });
     return success();
   });
   // torch pow_backward_self / pow_backward_exponent.
   r.add<PowOp>([](PowOp op, GradArgs &a) {
     GradBuilder &b = a.b;
     Value g = a.grad(), x = op.getLhs(), e = op.getRhs();
-    Value zero = b.scalarLike(0.0, g);
-    Value dx, de;
-    if (a.needs(0)) {
-      Value d = b.mul(e, b.op<PowOp>(x, b.sub(e, b.scalarLike(1.0, e))));
-      dx = b.where(b.compare(P::eq, e, b.scalarLike(0.0, e)), zero,
-                   b.mul(g, d));
-    }
-    if (a.needs(1)) {
-      // Zero where base == 0 and exponent >= 0 (log(0) would give nan).
-      Value baseZero = b.compare(P::eq, x, b.scalarLike(0.0, x));
-      Value expNonNeg = b.compare(P::ge, e, b.scalarLike(0.0, e));
-      Value gd = b.mul(g, b.mul(op.getOutput(), b.op<LogOp>(x)));
-      de = b.where(baseZero, b.where(expNonNeg, zero, gd), gd);
-    }
-    setBinary(op, a, dx, de);
+    setBinary(
+        op, a,
+        [&] {
+          // Zero where the exponent is 0 (x^-1 may be inf there).
+          Value zero = b.scalarLike(0.0, g);
+          Value d = b.mul(e, b.op<PowOp>(x, b.sub(e, b.scalarLike(1.0, e))));
+          return b.where(b.compare(P::eq, e, b.scalarLike(0.0, e)), zero,
+                         b.mul(g, d));
+        },
+        [&] {
+          // Zero where base == 0 and exponent >= 0 (log(0) would give nan).
+          Value zero = b.scalarLike(0.0, g);
+          Value baseZero = b.compare(P::eq, x, b.scalarLike(0.0, x));
+          Value expNonNeg = b.compare(P::ge, e, b.scalarLike(0.0, e));
+          Value gd = b.mul(g, b.mul(op.getOutput(), b.op<LogOp>(x)));
+          return b.where(baseZero, b.where(expNonNeg, zero, gd), gd);
+        });
     return success();
   });
   r.add<MaxOp>([](MaxOp op, GradArgs &a) {
     GradBuilder &b = a.b;
     Value g = a.grad(), x = op.getLhs(), y = op.getRhs();
-    setBinary(op, a, a.needs(0) ? extremumGrad(b, g, x, y, true) : Value(),
-              a.needs(1) ? extremumGrad(b, g, y, x, true) : Value());
+    setBinary(
+        op, a, [&] { return extremumGrad(b, g, x, y, true); },
+        [&] { return extremumGrad(b, g, y, x, true); });
     return success();
   });
   r.add<MinOp>([](MinOp op, GradArgs &a) {
     GradBuilder &b = a.b;
     Value g = a.grad(), x = op.getLhs(), y = op.getRhs();
-    setBinary(op, a, a.needs(0) ? extremumGrad(b, g, x, y, false) : Value(),
-              a.needs(1) ? extremumGrad(b, g, y, x, false) : Value());
+    setBinary(
+        op, a, [&] { return extremumGrad(b, g, x, y, false); },
+        [&] { return extremumGrad(b, g, y, x, false); });
     return success();
   });
   // The condition is boolean: never differentiated.
