@@ -101,7 +101,7 @@ struct OFlowAutodiff : impl::OFlowAutodiffBase<OFlowAutodiff> {
   LogicalResult differentiate(func::FuncOp func) {
     if (!func.getBody().hasOneBlock())
       return func.emitError() << "oflow-autodiff: @" << func.getSymName()
-                              << " must have a single block";
+                              << " must have a body of one block";
     Block &block = func.getBody().front();
     auto ret = dyn_cast<func::ReturnOp>(block.getTerminator());
     auto lossType = ret && ret.getNumOperands()
