@@ -79,7 +79,7 @@ func.func @main(%x: tensor<2x4x8x8xf32>) -> tensor<f32> {
 // CHECK-LABEL: func.func @main
 // CHECK: %[[X:.*]] = oflow.weight "x"
 // CHECK: %[[W:.*]] = oflow.weight "w"
-// CHECK: %[[GX:.*]] = oflow.conv2d_backward_input %{{.*}}, %[[W]] {dilations = array<i64: 2, 2>, groups = 1 : i64, input_shape = array<i64: 1, 2, 7, 7>, pads = array<i64: 0, 1, 2, 1>, strides = array<i64: 1, 1>}
+// CHECK: %[[GX:.*]] = oflow.conv2d_backward_input %{{.*}}, %[[W]] {dilations = array<i64: 2, 2>, input_shape = array<i64: 1, 2, 7, 7>, pads = array<i64: 0, 1, 2, 1>, strides = array<i64: 1, 1>}
 // CHECK: %[[GW:.*]] = oflow.conv2d_backward_filter %{{.*}}, %[[X]]
 // CHECK: oflow.gradient "x", %[[GX]] : tensor<1x2x7x7xf32>
 // CHECK: oflow.gradient "w", %[[GW]] : tensor<3x2x2x2xf32>
