@@ -52,10 +52,19 @@ def parse_type(t):
 def parse_dense(body, type_str):
     shape, elem = parse_type(type_str)
     dtype = DTYPES[elem]
+    n = int(np.prod(shape)) if shape else 1
+    if body.startswith("0x"):  # one element given by its bits (inf, nan)
+        bits = int(body, 16)
+        width = np.dtype(dtype).itemsize
+        arr = np.frombuffer(bits.to_bytes(width, "little"), dtype=dtype)
+        return np.full(shape, arr[0], dtype=dtype)
     if body.startswith('"0x'):
         raw = bytes.fromhex(body[3:-1])
-        arr = np.frombuffer(raw, dtype=dtype)
-        n = int(np.prod(shape)) if shape else 1
+        if dtype == np.bool_:  # i1 is bit-packed, least significant bit first
+            bits = np.unpackbits(np.frombuffer(raw, np.uint8), bitorder="little")
+            arr = bits[:n].astype(np.bool_) if bits.size >= n else bits[:1].astype(np.bool_)
+        else:
+            arr = np.frombuffer(raw, dtype=dtype)
         return (np.full(shape, arr[0]) if arr.size == 1 and n != 1 else arr.reshape(shape)).astype(dtype)
     value = eval(body.replace("true", "True").replace("false", "False"))
     arr = np.array(value, dtype=dtype)
@@ -290,7 +299,11 @@ def run_op(op, v):
 def gradients(text, weights, inputs=()):
     """Runs the function; returns {name: gradient} from its oflow.gradient ops."""
     args, ops = parse_function(text)
-    env = {a: torch.from_numpy(np.asarray(x)) for a, x in zip(args, inputs)}
+    def tensor(x):
+        x = np.asarray(x)
+        return torch.from_numpy(x.astype(np.float64) if x.dtype.kind == "f" else x)
+
+    env = {a: tensor(x) for a, x in zip(args, inputs)}
     grads = {}
     for op in ops:
         name = op["name"]
@@ -303,11 +316,9 @@ def gradients(text, weights, inputs=()):
             grads[op["attrs"]["name"]] = ins[0].numpy()
             continue
         if name == "oflow.weight":
-            arr = np.asarray(weights[op["attrs"]["name"]])
-            out = torch.from_numpy(arr.astype(np.float64) if arr.dtype.kind == "f" else arr)
+            out = tensor(weights[op["attrs"]["name"]])
         elif name == "oflow.constant":
-            arr = op["attrs"]["value"]
-            out = torch.from_numpy(arr.astype(np.float64) if arr.dtype.kind == "f" else arr)
+            out = tensor(op["attrs"]["value"])
         else:
             out = run_op(op, ins)
         outs = out if isinstance(out, list) else [out]
