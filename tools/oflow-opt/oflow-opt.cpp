@@ -8,6 +8,7 @@
 #include "OFlow/OFlowDialect.h"
 #include "oflow/Codegen/Passes.h"
 #include "oflow/Training/Passes.h"
+#include "oflow/Autodiff/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -23,6 +24,7 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   oflow::registerOFlowCodegenPasses();
   oflow::registerTrainingPasses();
+  oflow::registerAutodiffPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "oflow optimizer driver\n", registry));
 }
