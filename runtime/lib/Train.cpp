@@ -154,7 +154,9 @@ int Trainer::run() {
   const ScalarRecord *lrScalar = m.findScalar("lr");
   if (o.lr && !lrScalar)
     throw usageError("--lr: this program has a fixed learning rate");
-  lr = o.lr ? *o.lr : lrScalar && lrScalar->defaultValue ? *lrScalar->defaultValue : 0;
+  if (lrScalar && !o.lr && !lrScalar->defaultValue)
+    throw usageError("this program has no default learning rate: pass --lr X");
+  lr = o.lr ? *o.lr : lrScalar ? *lrScalar->defaultValue : 0;
   if (o.checkMemory && !m.findScalar("poison"))
     throw usageError("--check-memory: this program was compiled without "
                      "the poison scalar");

@@ -129,8 +129,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--train", required=True)
     ap.add_argument("--infer", required=True)
+    ap.add_argument("--minimal", required=True)
     a = ap.parse_args()
-    train, infer = a.train, a.infer
+    train, infer, minimal = a.train, a.infer, a.minimal
     tmp = tempfile.mkdtemp(prefix="oflow-rt-exe-")
     p = lambda *names: os.path.join(tmp, *names)
 
@@ -359,6 +360,18 @@ def main():
     r = run(infer, "--help")
     check(r.returncode == 0 and "y/pred  f32[8]" in r.stdout and "input_0.pb" in r.stdout,
           "infer --help: %r" % r.stdout)
+
+    # A program without the optional parts: clear errors before any step.
+    one_line_error(run(minimal, "--steps", 2), minimal, "no default learning rate: pass --lr", code=2)
+    r = run(minimal, "--steps", 2, "--lr", 0.05, *data)
+    check(r.returncode == 0 and r.stdout.startswith("step 0 "), "minimal program: %s" % r.stderr)
+    one_line_error(run(minimal, "--lr", 0.1, *data, "--dump-grads", p("G2")), minimal,
+                   "--dump-grads needs the grads entry point", "_mlir_ciface_oflow_grad_step is missing")
+    one_line_error(run(minimal, "--lr", 0.1, *data, "--export", p("o.onnx")), minimal,
+                   "embeds no ONNX model")
+    one_line_error(run(minimal, "--lr", 0.1, *data, "--check-memory"), minimal,
+                   "compiled without the poison scalar", code=2)
+    one_line_error(run(infer, "--help", "--output-dir"), infer, "--output-dir needs a value", code=2)
 
     if failures:
         print("%d checks failed (work dir kept: %s)" % (len(failures), tmp))

@@ -5,7 +5,10 @@
  * trained by SGD with momentum 0.9 and the schedule lr / (1 + 0.1 * step),
  * laid out exactly as abi.h's manifest says. The `step` scalar drives the
  * schedule, so a resume that fed the wrong step would change the losses.
- * Built twice: as a training program and (-DFAKE_INFER) an inference one.
+ * Built three times: as a training program, (-DFAKE_INFER) an inference one,
+ * and (-DFAKE_MINIMAL) a training program that lacks what the optional
+ * features need: the grads entry point (listed in its manifest, but not
+ * defined), the poison scalar, the default learning rate and the model.
  *===----------------------------------------------------------------------===*/
 #include "oflow_rt/abi.h"
 
@@ -25,7 +28,24 @@ enum { X = 0, TAG = 128, Y = 192, LOSS = 256, GW = 320, GB = 384, LR = 448,
   "var b.momentum_buffer optimizer f32 1 3 192 -1\n"                           \
   "var num_batches_tracked buffer i64 0 256 -1\n"
 
-#ifdef FAKE_INFER
+#if defined(FAKE_MINIMAL)
+const char oflow_manifest[] =
+    "oflow-manifest 1\n"
+    "mode train\n"
+    "batch 8\n"
+    "state_bytes 320\n"
+    "io_bytes 768\n"
+    "arena_bytes 128\n"
+    "entry train\n"
+    "entry grads\n" VARS
+    "input x f32 2 8 4 0 normal\n"
+    "input tag i64 1 8 128 int:0:3\n"
+    "input y f32 1 8 192 normal\n"
+    "output train loss f32 0 256\n"
+    "grad w f32 1 4 320\n"
+    "scalar lr f32 448\n"
+    "scalar step i64 512\n";
+#elif defined(FAKE_INFER)
 const char oflow_manifest[] =
     "oflow-manifest 1\n"
     "mode infer\n"
@@ -106,6 +126,7 @@ static void poison(oflow_buffer *io, oflow_buffer *arena) {
     memset(arena->aligned, 0xFF, (size_t)arena->size);
 }
 
+#ifndef FAKE_MINIMAL
 void _mlir_ciface_oflow_grad_step(oflow_buffer *state, oflow_buffer *io,
                                   oflow_buffer *arena) {
   float resid[B];
@@ -113,6 +134,7 @@ void _mlir_ciface_oflow_grad_step(oflow_buffer *state, oflow_buffer *io,
   gradients(io, resid, F(io, GW), F(io, GB));
   poison(io, arena);
 }
+#endif
 
 void _mlir_ciface_oflow_train_step(oflow_buffer *state, oflow_buffer *io,
                                    oflow_buffer *arena) {
