@@ -35,6 +35,7 @@ int runInfer(Program &p, const std::string &exe, int argc, char **argv) {
     return 0;
   }
   p.requireEntry("infer", "inference");
+  p.loadWeightsFile(o.weights);
 
   std::vector<NamedFile> files = o.inputs;
   if (o.positional.size() > m.inputs.size())

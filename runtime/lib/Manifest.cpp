@@ -245,6 +245,8 @@ Manifest parseManifest(const std::string &text) {
         throw r.error("unknown mode '" + m.mode + "'");
     } else if (kind == "model") {
       m.model = r.name();
+    } else if (kind == "weights") {
+      m.weightsFile = r.name();
     } else if (kind == "batch") {
       m.batch = r.integer("batch", 0);
     } else if (kind == "state_bytes") {

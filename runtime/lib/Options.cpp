@@ -112,6 +112,7 @@ TrainOptions parseTrainOptions(int argc, char **argv) {
     else if (a == "--resume") o.resumeDir = r.value(a);
     else if (a == "--export") o.exportPath = r.value(a);
     else if (a == "--dump-grads") o.dumpGradsDir = r.value(a);
+    else if (a == "--weights") o.weights = r.value(a);
     else if (a == "--check-memory") { r.noValue(a); o.checkMemory = true; }
     else if (a == "--help" || a == "-h") { r.noValue(a); o.help = true; }
     else if (a.rfind("-", 0) == 0) throw usageError("unknown option '" + a + "' (see --help)");
@@ -124,7 +125,7 @@ TrainOptions parseTrainOptions(int argc, char **argv) {
   if (o.evalEvery && o.evalData.empty())
     throw usageError("--eval-every needs --eval-data NAME=FILE ...");
   for (const std::string *p : {&o.logJson, &o.saveDir, &o.resumeDir,
-                               &o.exportPath, &o.dumpGradsDir})
+                               &o.exportPath, &o.dumpGradsDir, &o.weights})
     if (p->rfind("--", 0) == 0)
       throw usageError("option value '" + *p + "' looks like an option");
   return o;
@@ -137,6 +138,7 @@ InferOptions parseInferOptions(int argc, char **argv) {
     std::string a = r.next();
     if (a == "--input") for (auto &f : r.namedFiles(a)) o.inputs.push_back(f);
     else if (a == "--output-dir") o.outputDir = r.value(a);
+    else if (a == "--weights") o.weights = r.value(a);
     else if (a == "--output-format") {
       o.format = r.value(a);
       if (o.format != "npy" && o.format != "pb")
@@ -179,6 +181,7 @@ std::string trainHelp(const std::string &exe, const Manifest &m) {
       "  --save DIR                checkpoint DIR/ckpt at the end, on SIGINT/SIGTERM\n"
       "  --save-every K            ... and after every K steps\n"
       "  --resume DIR              continue from DIR/ckpt (bit-identically)\n"
+      "  --weights FILE.onnx       initial weights from this model's initializers\n"
       "  --export OUT.onnx         write the model with the trained weights\n"
       "  --dump-grads DIR          first step's gradients as DIR/<param>.npy\n"
       "  --check-memory            poison dead arena regions with NaN\n"
@@ -215,6 +218,7 @@ std::string inferHelp(const std::string &exe, const Manifest &m) {
       "  --input NAME=FILE ...     one file per input\n"
       "  --output-dir DIR          where outputs go (created if missing)\n"
       "  --output-format npy|pb    output file format (default npy)\n"
+      "  --weights FILE.onnx       weights from this model's initializers\n"
       "  --help                    this text\n\ninputs:\n";
   for (const InputRecord &in : m.inputs)
     h += "  " + slotText(in) + "\n";

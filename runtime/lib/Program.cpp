@@ -1,6 +1,7 @@
 //===- Program.cpp - the generated program and its buffers ----------------===//
 #include "oflow_rt/Program.h"
 #include "oflow_rt/Error.h"
+#include "oflow_rt/Weights.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -81,6 +82,14 @@ void Program::initState() {
     std::memcpy(state.data() + v.offset, oflow_state_init + v.initOffset,
                 v.bytes());
   }
+}
+
+void Program::loadWeightsFile(const std::string &override) {
+  if (!override.empty())
+    loadWeights(override, manifest, state.data(), /*onlyUninitialized=*/false);
+  else if (!manifest.weightsFile.empty())
+    loadWeights(manifest.weightsFile, manifest, state.data(),
+                /*onlyUninitialized=*/true);
 }
 
 void Program::requireEntry(const std::string &entry,

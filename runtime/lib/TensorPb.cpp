@@ -62,12 +62,53 @@ void packField(const Field &f, std::vector<uint8_t> &out) {
 }
 } // namespace
 
+namespace {
+// The bytes an external-data reference names, confined to `dir` (the
+// model's folder), as the importer confines them.
+std::string readExternal(const TensorProto &p, const std::string &path,
+                         const std::string &dir) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto &kv : p.external_data()) {
+    try {
+      if (kv.key() == "location")
+        location = kv.value();
+      else if (kv.key() == "offset")
+        offset = std::stoll(kv.value());
+      else if (kv.key() == "length")
+        length = std::stoll(kv.value());
+    } catch (const std::exception &) {
+      throw Error(path + ": bad external-data " + kv.key() + " '" +
+                  kv.value() + "'");
+    }
+  }
+  if (location.empty() || location[0] == '/' ||
+      location.find("..") != std::string::npos)
+    throw Error(path + ": external data location '" + location +
+                "' must be a relative path inside the model's folder");
+  std::string file = dir + "/" + location;
+  std::string bytes = readFile(file);
+  if (offset < 0 || static_cast<uint64_t>(offset) > bytes.size() ||
+      (length >= 0 &&
+       static_cast<uint64_t>(offset + length) > bytes.size()))
+    throw Error(file + ": too short for " + path + " (offset " +
+                std::to_string(offset) + ", length " + std::to_string(length) +
+                ", file " + std::to_string(bytes.size()) + " bytes)");
+  return length >= 0 ? bytes.substr(offset, length) : bytes.substr(offset);
+}
+} // namespace
+
 HostTensor readTensorPb(const std::string &path) {
   std::string bytes = readFile(path);
   TensorProto p;
   if (!p.ParseFromString(bytes))
     throw Error(path + ": not a valid ONNX TensorProto");
-  if (p.data_location() == TensorProto::EXTERNAL)
+  return decodeTensorProto(p, path);
+}
+
+HostTensor decodeTensorProto(const TensorProto &p, const std::string &path,
+                             const std::string &externalDir) {
+  if (p.data_location() == TensorProto::EXTERNAL && externalDir.empty())
     throw Error(path + ": tensor data in an external file is not supported");
   auto type = fromOnnx(p.data_type());
   if (!type)
@@ -81,7 +122,10 @@ HostTensor readTensorPb(const std::string &path) {
       throw Error(path + ": negative dimension");
     t.dims.push_back(d);
   }
-  if (p.has_raw_data()) {
+  if (p.data_location() == TensorProto::EXTERNAL) {
+    std::string bytes = readExternal(p, path, externalDir);
+    t.data.assign(bytes.begin(), bytes.end());
+  } else if (p.has_raw_data()) {
     t.data.assign(p.raw_data().begin(), p.raw_data().end());
   } else {
     switch (t.dtype) {

@@ -183,6 +183,7 @@ int Trainer::run() {
     evalFeed = std::make_unique<Feeder>(m, std::move(files), std::nullopt);
   }
 
+  p.loadWeightsFile(o.weights);
   int64_t first = 0;
   if (!o.resumeDir.empty()) {
     first = loadCheckpoint(o.resumeDir, m, p.state.data());

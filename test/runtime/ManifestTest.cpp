@@ -28,6 +28,7 @@ scalar lr f32 320 0.001
 scalar step i64 384
 optimizer adam beta1=0.9
 plan peak=64 naive=128 lower_bound=64
+weights /models/big%20one.onnx
 )";
 
 std::string withLine(const std::string &line) {
@@ -71,6 +72,7 @@ TEST(Manifest, ParsesEveryRecord) {
   EXPECT_FALSE(m.findScalar("step")->defaultValue.has_value());
   EXPECT_EQ(m.findScalar("poison"), nullptr);
   EXPECT_EQ(m.info.size(), 2u);
+  EXPECT_EQ(m.weightsFile, "/models/big one.onnx");
   EXPECT_EQ(m.inputNames(), "x, label");
 }
 
@@ -83,7 +85,7 @@ TEST(Manifest, RejectsMalformedLines) {
       {"oflow-manifest 2\nmode train\n", "unsupported manifest version 2"},
       {"oflow-manifest 1\n", "no 'mode' record"},
       {"oflow-manifest 1\nmode fly\n", "line 2: unknown mode 'fly'"},
-      {withLine("frobnicate 3"), "line 23: unknown record 'frobnicate'"},
+      {withLine("frobnicate 3"), "line 24: unknown record 'frobnicate'"},
       {withLine("entry train"), "duplicate entry 'train'"},
       {withLine("entry sideways"), "unknown entry 'sideways'"},
       {withLine("var w param f99 0 192 -1"), "unknown dtype 'f99'"},

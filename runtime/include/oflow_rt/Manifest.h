@@ -70,6 +70,7 @@ struct Manifest {
   std::vector<TensorSlot> grads;
   std::vector<ScalarRecord> scalars;
   std::vector<std::string> info; // optimizer/schedule/plan lines, verbatim
+  std::string weightsFile;       // `weights` record; empty when absent
 
   bool hasEntry(const std::string &e) const;
   const InputRecord *findInput(const std::string &name) const;

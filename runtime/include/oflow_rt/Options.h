@@ -22,6 +22,7 @@ struct TrainOptions {
   uint64_t seed = 0;
   int64_t evalEvery = 0; // 0: only at the end
   std::string logJson, saveDir, resumeDir, exportPath, dumpGradsDir;
+  std::string weights; // --weights FILE.onnx
   int64_t saveEvery = 0; // 0: only at the end
   bool checkMemory = false;
   bool help = false;
@@ -32,6 +33,7 @@ struct InferOptions {
   std::vector<std::string> positional; // inputs in manifest order
   std::string outputDir;
   std::string format = "npy";
+  std::string weights;
   bool help = false;
 };
 

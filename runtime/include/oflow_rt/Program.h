@@ -37,6 +37,11 @@ public:
   /// filled from oflow_state_init.
   Program();
 
+  /// Reads initial values from an ONNX model: `override` (--weights) fills
+  /// every param/buffer/constant var; without it the manifest's `weights`
+  /// model fills those the program does not embed.
+  void loadWeightsFile(const std::string &override);
+
   /// Throws unless the object has the entry point and the manifest lists it.
   void requireEntry(const std::string &entry, const std::string &why) const;
   /// Runs one entry point on the three buffers.

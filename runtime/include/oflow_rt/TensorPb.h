@@ -11,9 +11,18 @@
 
 #include <string>
 
+namespace onnx {
+class TensorProto;
+}
+
 namespace oflow_rt {
 
 HostTensor readTensorPb(const std::string &path);
+/// The tensor a TensorProto holds. `what` names it in errors; external data
+/// is read from files inside `externalDir` (empty: external data is an
+/// error), with offset and length checked against the file.
+HostTensor decodeTensorProto(const onnx::TensorProto &p, const std::string &what,
+                             const std::string &externalDir = "");
 void writeTensorPb(const std::string &path, const std::string &name,
                    const HostTensor &t);
 
