@@ -333,19 +333,6 @@ def main():
     check(np.array_equal(inits["w"], w) and np.array_equal(inits["b"], b) and
           int(inits["num_batches_tracked"]) == count == 20, "exported initializers: %s" % inits)
 
-    # --weights: start from the exported model's initializers.
-    r = run(train, "--steps", 1, *data, "--weights", p("out.onnx"), "--log-json", p("wt.json"))
-    want = forward(w, b, x[:B], tag[:B], y[:B])[0]
-    check(r.returncode == 0 and abs(losses(p("wt.json"))[0][1] - want) <= 1e-6 * max(want, 1e-3),
-          "--weights: first loss %s, want %s (%s)" % (losses(p("wt.json")), want, r.stderr))
-    r = run(infer, p("input_0.pb"), p("input_1.pb"), "--output-dir", p("OW"), "--weights", p("out.onnx"))
-    check(r.returncode == 0 and np.allclose(np.load(p("OW", "y%2Fpred.npy")), x[:B] @ w + b[tag[:B]],
-                                            rtol=1e-6), "infer --weights: %s" % r.stderr)
-    open(p("junk.onnx"), "wb").write(b"\xff\xff\xff not onnx")
-    one_line_error(run(train, *data, "--weights", p("junk.onnx")), train, "junk.onnx", "not a valid ONNX model")
-    one_line_error(run(infer, p("input_0.pb"), p("input_1.pb"), "--output-dir", p("OW"),
-                       "--weights", p("gone.onnx")), infer, "gone.onnx: cannot open")
-
     # Inference: .npy and .pb inputs, named or positional; .npy or .pb outputs.
     xi, ti = x[:B], tag[:B]
     want = xi @ W0  # b starts at zero
@@ -373,6 +360,19 @@ def main():
     r = run(infer, "--help")
     check(r.returncode == 0 and "y/pred  f32[8]" in r.stdout and "input_0.pb" in r.stdout,
           "infer --help: %r" % r.stdout)
+
+    # --weights: start from the exported model's initializers.
+    r = run(train, "--steps", 1, *data, "--weights", p("out.onnx"), "--log-json", p("wt.json"))
+    want = forward(w, b, x[:B], tag[:B], y[:B])[0]
+    check(r.returncode == 0 and abs(losses(p("wt.json"))[0][1] - want) <= 1e-6 * max(want, 1e-3),
+          "--weights: first loss %s, want %s (%s)" % (losses(p("wt.json")), want, r.stderr))
+    r = run(infer, p("input_0.pb"), p("input_1.pb"), "--output-dir", p("OW"), "--weights", p("out.onnx"))
+    check(r.returncode == 0 and np.allclose(np.load(p("OW", "y%2Fpred.npy")), x[:B] @ w + b[tag[:B]],
+                                            rtol=1e-6), "infer --weights: %s" % r.stderr)
+    open(p("junk.onnx"), "wb").write(b"\xff\xff\xff not onnx")
+    one_line_error(run(train, *data, "--weights", p("junk.onnx")), train, "junk.onnx", "not a valid ONNX model")
+    one_line_error(run(infer, p("input_0.pb"), p("input_1.pb"), "--output-dir", p("OW"),
+                       "--weights", p("gone.onnx")), infer, "gone.onnx: cannot open")
 
     # A program without the optional parts: clear errors before any step.
     one_line_error(run(minimal, "--steps", 2), minimal, "no default learning rate: pass --lr", code=2)
