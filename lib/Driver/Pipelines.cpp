@@ -1,7 +1,9 @@
 //===- Pipelines.cpp - oflow-compile's pass pipelines ---------------------===//
 #include "Pipelines.h"
 
+#include "oflow/Autodiff/Passes.h"
 #include "oflow/Codegen/Passes.h"
+#include "oflow/Training/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/InitAllDialects.h"
@@ -20,6 +22,8 @@ void registerPipelinePasses() {
   static bool done = [] {
     registerAllPasses();
     registerOFlowCodegenPasses();
+    registerTrainingPasses();
+    registerAutodiffPasses();
     return true;
   }();
   (void)done;
@@ -54,13 +58,13 @@ static std::string num(double v) {
 
 LogicalResult addTrainingPasses(PassManager &pm, const CompileOptions &options) {
   if (options.mode == Mode::Infer)
-    return addTextual(pm, "builtin.module(oflow-build-infer-entry,canonicalize,cse)");
+    return addTextual(pm, "oflow-build-infer-entry,canonicalize,cse");
   const TrainingOptions &t = options.training;
   std::string freeze;
   for (const std::string &f : t.freeze)
     freeze += (freeze.empty() ? "" : ",") + quoted(f);
   std::string pipeline =
-      "builtin.module(oflow-append-loss{loss=" + t.loss + " label=" +
+      "oflow-append-loss{loss=" + t.loss + " label=" +
       quoted(t.label) + "},oflow-autodiff" +
       (freeze.empty() ? std::string() : "{freeze=" + freeze + "}") +
       ",oflow-build-train-step{optimizer=" + t.optimizer + " lr=" + num(t.lr) +
@@ -71,13 +75,13 @@ LogicalResult addTrainingPasses(PassManager &pm, const CompileOptions &options) 
       " clip-grad-norm=" + num(t.clipGradNorm) + " schedule=" + t.schedule +
       " warmup-steps=" + std::to_string(t.warmupSteps) +
       " total-steps=" + std::to_string(t.totalSteps) + " min-lr=" + num(t.minLr) +
-      "},canonicalize,cse)";
+      "},canonicalize,cse";
   return addTextual(pm, pipeline);
 }
 
 LogicalResult addLinalgPasses(PassManager &pm, const CompileOptions &) {
-  return addTextual(pm, "builtin.module(oflow-bind-program-interface,"
-                        "oflow-lower-to-linalg,canonicalize,cse)");
+  return addTextual(pm, "oflow-bind-program-interface,oflow-lower-to-linalg,"
+                        "canonicalize,cse");
 }
 
 int64_t programBatch(ModuleOp module) {
