@@ -174,8 +174,11 @@ Value normalize(OpBuilder &b, Location loc, Value x, Value mean, Value var,
       b, loc, shape, t, inputs, maps,
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value eps = scalarConstant(nb, l, t, epsilon);
-        Value rstd = math::RsqrtOp::create(nb, l,
-                                           arith::AddFOp::create(nb, l, a[2], eps));
+        // 1 / sqrt rather than math.rsqrt: PyTorch's formula, and no
+        // rsqrtf needed where math lowers to libm.
+        Value std = math::SqrtOp::create(nb, l,
+                                         arith::AddFOp::create(nb, l, a[2], eps));
+        Value rstd = arith::DivFOp::create(nb, l, scalarConstant(nb, l, t, 1.0), std);
         Value y = arith::MulFOp::create(
             nb, l, arith::SubFOp::create(nb, l, a[0], a[1]), rstd);
         y = arith::MulFOp::create(nb, l, y, a[3]);
