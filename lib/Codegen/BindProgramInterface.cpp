@@ -39,13 +39,20 @@ static int64_t tensorBytes(RankedTensorType type) {
 
 namespace {
 
+/// What the consumers of an integer input accept: values in [lo, hi), plus
+/// a loss's ignore_index.
+struct IntRange {
+  int64_t lo = 0, hi = 0;
+  std::optional<int64_t> ignore;
+};
+
 /// One slot of the io buffer, shared by every entry that uses the name.
 struct IoSlot {
   std::string kind; // input | output | grad | scalar
   std::string name;
   RankedTensorType type;
   int64_t offset = 0;
-  std::optional<std::pair<int64_t, int64_t>> intRange;
+  std::optional<IntRange> intRange;
 };
 
 class IoLayout {
@@ -66,29 +73,39 @@ private:
   int64_t bytes = 0;
 };
 
-/// The range [lo, hi) of values an integer input may take, from the ops
-/// that consume it directly: gather rows, class labels.
-std::optional<std::pair<int64_t, int64_t>> integerRange(Value input) {
-  std::optional<std::pair<int64_t, int64_t>> range;
-  auto narrow = [&](int64_t hi) {
-    range = range ? std::make_pair(int64_t(0), std::min(range->second, hi))
-                  : std::make_pair(int64_t(0), hi);
+/// Narrows `range` to what `value`'s consumers accept, looking through ops
+/// that only move elements (reshape, transpose, ...): gather rows, class
+/// labels.
+void collectIntRange(Value value, std::optional<IntRange> &range) {
+  auto narrow = [&](int64_t hi, std::optional<int64_t> ignore) {
+    if (!range)
+      range = IntRange{0, hi, ignore};
+    range->hi = std::min(range->hi, hi);
+    if (ignore)
+      range->ignore = ignore;
   };
-  for (OpOperand &use : input.getUses()) {
+  for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
     if (auto gather = dyn_cast<mlir::oflow::GatherOp>(user)) {
       if (use.getOperandNumber() == 1)
         narrow(cast<RankedTensorType>(gather.getData().getType())
-                   .getDimSize(gather.getAxis()));
+                   .getDimSize(gather.getAxis()),
+               std::nullopt);
     } else if (auto sce = dyn_cast<mlir::oflow::SoftmaxCrossEntropyOp>(user)) {
       if (use.getOperandNumber() == 1)
-        narrow(cast<RankedTensorType>(sce.getLogits().getType()).getDimSize(1));
+        narrow(cast<RankedTensorType>(sce.getLogits().getType()).getDimSize(1),
+               sce.getIgnoreIndex());
     } else if (auto nll = dyn_cast<mlir::oflow::NllLossOp>(user)) {
       if (use.getOperandNumber() == 1)
-        narrow(cast<RankedTensorType>(nll.getInput().getType()).getDimSize(1));
+        narrow(cast<RankedTensorType>(nll.getInput().getType()).getDimSize(1),
+               nll.getIgnoreIndex());
+    } else if (isa<mlir::oflow::ReshapeOp, mlir::oflow::FlattenOp,
+                   mlir::oflow::TransposeOp, mlir::oflow::SqueezeOp,
+                   mlir::oflow::UnsqueezeOp, mlir::oflow::ExpandOp,
+                   mlir::oflow::SliceOp>(user)) {
+      collectIntRange(user->getResult(0), range);
     }
   }
-  return range;
 }
 
 struct BindProgramInterfacePass
@@ -147,12 +164,7 @@ LogicalResult BindProgramInterfacePass::bindEntry(
              << type;
     if (kind == "input" && type.getElementType().isInteger() &&
         !type.getElementType().isInteger(1))
-      if (auto range = integerRange(arg))
-        slot.intRange = slot.intRange
-                            ? std::make_pair(int64_t(0),
-                                             std::min(slot.intRange->second,
-                                                      range->second))
-                            : *range;
+      collectIntRange(arg, slot.intRange);
     Value view = viewOf(b, loc, ioBuf, slot.offset, type);
     Value tensor = bufferization::ToTensorOp::create(b, loc, type, view,
                                                      /*restrict=*/true,
@@ -273,10 +285,14 @@ void BindProgramInterfacePass::runOnOperation() {
         b.getNamedAttr("name", b.getStringAttr(slot.name)),
         b.getNamedAttr("type", TypeAttr::get(slot.type)),
         b.getNamedAttr("offset", b.getI64IntegerAttr(slot.offset))};
-    if (slot.intRange)
+    if (slot.intRange) {
       fields.push_back(b.getNamedAttr(
           "int_range",
-          b.getDenseI64ArrayAttr({slot.intRange->first, slot.intRange->second})));
+          b.getDenseI64ArrayAttr({slot.intRange->lo, slot.intRange->hi})));
+      if (slot.intRange->ignore)
+        fields.push_back(b.getNamedAttr(
+            "ignore_index", b.getI64IntegerAttr(*slot.intRange->ignore)));
+    }
     slots.push_back(b.getDictionaryAttr(fields));
   }
   module->setAttr(kIoLayoutAttr, b.getArrayAttr(slots));

@@ -21,6 +21,7 @@ void addBufferizePipeline(OpPassManager &pm) {
                  "canonicalize,cse");
   pm.addPass(createPlanMemory());
   pm.addNestedPass<func::FuncOp>(createLinalgToBlas());
+  pm.addNestedPass<func::FuncOp>(createExpandStridedCopies());
 }
 
 void addLowerToLlvmPipeline(OpPassManager &pm) {

@@ -158,12 +158,17 @@ FailureOr<ProgramImage> extractProgramImage(ModuleOp module,
       std::string dt = dtypeName(type.getElementType());
       if (kind == "input") {
         std::string synth = "normal";
-        if (auto range = slot.getAs<DenseI64ArrayAttr>("int_range"))
+        if (auto range = slot.getAs<DenseI64ArrayAttr>("int_range")) {
           synth = "int:" + std::to_string(range[0]) + ":" + std::to_string(range[1]);
-        else if (type.getElementType().isInteger(1))
+          if (auto ignore = slot.getAs<IntegerAttr>("ignore_index"))
+            synth += ":ignore=" + std::to_string(ignore.getInt());
+        } else if (type.getElementType().isInteger(1)) {
           synth = "int:0:2";
-        else if (type.getElementType().isInteger())
-          synth = "int:0:2"; // no consumer bounds it: small non-negative values
+        } else if (type.getElementType().isInteger()) {
+          // No consumer bounds it: small non-negative synthetic values, and
+          // data files are not range-checked.
+          synth = "int:0:2:unchecked";
+        }
         os << "input " << name << " " << dt << " " << dims(type) << " " << offset
            << " " << synth << "\n";
       } else if (kind == "output") {

@@ -110,14 +110,14 @@ HostTensor prepareInputData(const InputRecord &in, HostTensor file,
   if (file.rows() < batch)
     throw Error(what + std::to_string(file.rows()) +
                 " rows, fewer than the batch of " + std::to_string(batch));
-  if (!in.synthNormal) {
+  if (!in.synthNormal && in.checked) {
     // Integer inputs index tables (embeddings, classes); a value outside the
     // range would read outside them.
     int64_t n = numElements(file.dims);
     int64_t perRow = n / file.rows();
     for (int64_t e = 0; e < n; ++e) {
       int64_t v = readInt(file.data.data() + e * dtypeSize(file.dtype), file.dtype);
-      if (v < in.lo || v >= in.hi)
+      if ((v < in.lo || v >= in.hi) && v != in.ignore)
         throw Error(what + "row " + std::to_string(e / perRow) + " holds " +
                     std::to_string(v) + ", outside [" + std::to_string(in.lo) +
                     ", " + std::to_string(in.hi) + ") that input '" + in.name +
@@ -185,7 +185,7 @@ void Feeder::synthesize(const InputRecord &in, int64_t step,
   int64_t size = dtypeSize(in.dtype);
   for (int64_t e = 0; e < n; ++e) {
     uint8_t *p = dst + e * size;
-    if (!in.synthNormal) {
+    if (!in.synthNormal && in.checked) {
       uint64_t span = static_cast<uint64_t>(in.hi - in.lo);
       writeInt(p, in.dtype, in.lo + static_cast<int64_t>(rng.next() % span));
       continue;

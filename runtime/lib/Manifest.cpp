@@ -298,7 +298,18 @@ Manifest parseManifest(const std::string &text) {
           throw r.error("bad synth '" + synth + "'");
         char *end2 = nullptr;
         i.hi = std::strtoll(end + 1, &end2, 10);
-        if (errno || *end2 || end2 == end + 1 || i.hi <= i.lo)
+        std::string suffix = end2;
+        if (suffix == ":unchecked") {
+          i.checked = false;
+        } else if (suffix.rfind(":ignore=", 0) == 0) {
+          char *end3 = nullptr;
+          i.ignore = std::strtoll(suffix.c_str() + 8, &end3, 10);
+          if (*end3 || end3 == suffix.c_str() + 8)
+            throw r.error("bad synth '" + synth + "'");
+        } else if (!suffix.empty()) {
+          throw r.error("bad synth '" + synth + "'");
+        }
+        if (errno || end2 == end + 1 || i.hi <= i.lo)
           throw r.error("bad synth '" + synth + "' (want int:<lo>:<hi>, lo < hi)");
         if (isFloat(i.dtype))
           throw r.error("integer synth for float input '" + i.name + "'");

@@ -131,14 +131,21 @@ def main():
         failures.append(f"loss fell only {100 * fall(losses):.1f}% (mean of the "
                         f"first 4 steps vs the last 4)")
     worst_grad = 0.0
+    # Some gradients are zero in exact arithmetic (a conv bias before batch
+    # norm, a key bias under softmax: adding a constant changes nothing), so
+    # both sides hold rounding noise; measure those against a small fraction
+    # of the whole gradient's norm instead of their own.
+    total = float(np.sqrt(sum(float(np.sum(g.astype(np.float64) ** 2))
+                              for g in ref_grads.values())))
     for name, g in ref_grads.items():
         if name not in grads:
             failures.append(f"no first-step gradient dumped for {name}")
             continue
-        rel = float(np.linalg.norm(grads[name] - g) / max(np.linalg.norm(g), 1e-30))
+        denom = max(float(np.linalg.norm(g)), 1e-2 * total, 1e-30)
+        rel = float(np.linalg.norm(grads[name] - g)) / denom
         worst_grad = max(worst_grad, rel)
         if rel > args.grad_rtol:
-            failures.append(f"gradient of {name}: ||d||/||g|| = {rel:.2e}")
+            failures.append(f"gradient of {name}: ||d||/||g|| = {rel:.2e} (||g|| = {np.linalg.norm(g):.3e}, all {total:.3e})")
     print(f"{args.example}/{args.optimizer}: {len(losses)} steps, loss "
           f"{losses[0] if losses else float('nan'):.4f} -> "
           f"{losses[-1] if losses else float('nan'):.4f} (torch drop {100 * drop:.1f}%), "

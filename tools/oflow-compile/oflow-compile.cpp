@@ -207,7 +207,15 @@ int run(int argc, char **argv) {
   }
 
   mlir::MLIRContext context;
-  mlir::ScopedDiagnosticHandler handler(&context, [](mlir::Diagnostic &diag) {
+  // One line per failure: the first error says what is wrong; errors after
+  // it (e.g. "failed to legalize operation" after a pattern's own message)
+  // are consequences.
+  bool reported = false;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+    bool isError = diag.getSeverity() == mlir::DiagnosticSeverity::Error;
+    if (isError && reported)
+      return mlir::success();
+    reported |= isError;
     printDiagnostic(diag);
     return mlir::success();
   });

@@ -53,4 +53,15 @@ def LinalgToBlas : Pass<"oflow-linalg-to-blas", "mlir::func::FuncOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def ExpandStridedCopies : Pass<"oflow-expand-strided-copies", "mlir::func::FuncOp"> {
+  let summary = "memref.copy between non-contiguous memrefs -> linalg.copy";
+  let description = [{
+    The LLVM lowering turns a copy between strided memrefs into a call to
+    `memrefCopy` from MLIR's C runner library, which the executable does not
+    link. As a `linalg.copy` it becomes loops instead (contiguous copies stay
+    `memref.copy` and become memcpy).
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 #endif // OFLOW_CODEGEN_PASSES_TD

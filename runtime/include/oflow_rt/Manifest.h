@@ -41,9 +41,14 @@ struct VarRecord : TensorSlot {
 };
 
 struct InputRecord : TensorSlot {
-  /// synth: normal (floats) or int:<lo>:<hi> (integers in [lo, hi)).
+  /// synth: normal (floats) or int:<lo>:<hi>[:ignore=<v>|:unchecked]
+  /// (integers in [lo, hi); data files are checked against the range, where
+  /// `ignore` is one more allowed value (a loss's ignore_index) and
+  /// `unchecked` means no consumer bounds the values).
   bool synthNormal = true;
   int64_t lo = 0, hi = 0;
+  bool checked = true;
+  std::optional<int64_t> ignore;
 };
 
 struct OutputRecord : TensorSlot {

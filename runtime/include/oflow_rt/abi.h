@@ -96,8 +96,10 @@ void oflow_rt_sgemm_batched(int64_t batch, int64_t trans_a, int64_t trans_b,
  *       optimizer vars are named <param>.<slot> (e.g. fc1.weight.exp_avg)
  *   input <name> <dtype> <dims> <io_offset> <synth>
  *       a graph input read by every entry, dims[0] = B for batched inputs;
- *       synth = normal (floats: N(0,1)) | int:<lo>:<hi> (integers uniform in
- *       [lo, hi), from the consumers: embedding rows, class count)
+ *       synth = normal (floats: N(0,1)) | int:<lo>:<hi>[:ignore=<v>|:unchecked]
+ *       (integers uniform in [lo, hi), from the consumers: embedding rows,
+ *       class count; data files must stay in the range, or equal <v> (a
+ *       loss's ignore_index); `unchecked`: no consumer bounds the values)
  *   output <entry> <name> <dtype> <dims> <io_offset>
  *       train/grads: the first output is named `loss` (f32 scalar)
  *   grad <param name> <dtype> <dims> <io_offset>      written by the grads entry

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""End-to-end behaviour of a compiled training executable (the MLP example):
+
+  * 10 steps + save + resume for 10 more == 20 straight steps, bit for bit
+    (every logged loss and the final checkpoint's state);
+  * --export writes the model with the trained weights, equal to PyTorch's
+    after the same steps;
+  * bad input gets a one-line error naming the file or step and a non-zero
+    exit: wrong dtype, wrong shape, too few rows, a missing file, a corrupted
+    or truncated checkpoint, a NaN/Inf loss; a failed run leaves the previous
+    checkpoint intact.
+
+  executable_behaviour.py --oflow-compile build/bin/oflow-compile
+"""
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MLP = os.path.join(ROOT, "examples", "mlp")
+FAILURES = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        FAILURES.append(what)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def losses(path):
+    with open(path) as f:
+        return [json.loads(l)["loss"] for l in f if l.strip() and '"loss"' in l]
+
+
+def one_line_error(proc, needle):
+    """Exit != 0 and exactly one error line (progress notes may precede it)."""
+    err = [l for l in proc.stderr.strip().splitlines() if "error:" in l]
+    return (proc.returncode != 0 and len(err) == 1 and needle in err[0],
+            err[0] if err else proc.stderr.strip())
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--oflow-compile", required=True)
+    args = p.parse_args()
+    work = tempfile.mkdtemp(prefix="oflow-exe-")
+    try:
+        exe = os.path.join(work, "train")
+        subprocess.run([args.oflow_compile, os.path.join(MLP, "mlp.onnx"), "--target", "cpu",
+                        "-q", "-o", exe, "--optimizer", "sgd", "--momentum", "0.9",
+                        "--lr", "0.05"], check=True)
+        data = ["--data", f"x={MLP}/x.npy", "--data", f"y={MLP}/y.npy"]
+
+        # Save + resume == straight, bit for bit.
+        straight = os.path.join(work, "straight")
+        r = run([exe, "--steps", "20", "--log-json", straight + ".jsonl", "--save", straight] + data)
+        check(r.returncode == 0, "20 straight steps run")
+        first = os.path.join(work, "first")
+        r1 = run([exe, "--steps", "10", "--log-json", first + ".jsonl", "--save", first] + data)
+        r2 = run([exe, "--steps", "10", "--log-json", first + "-2.jsonl", "--resume", first,
+                  "--save", first] + data)
+        check(r1.returncode == 0 and r2.returncode == 0, "10 + resume 10 run")
+        a = losses(straight + ".jsonl")
+        b = losses(first + ".jsonl") + losses(first + "-2.jsonl")
+        check(len(a) == 20 and a == b, "10 + save + resume 10 logs the same 20 losses bit for bit")
+        with open(os.path.join(straight, "ckpt"), "rb") as f1, open(os.path.join(first, "ckpt"), "rb") as f2:
+            check(f1.read() == f2.read(), "the final checkpoints are byte-identical")
+
+        # Export after 5 steps == torch after 5 steps.
+        out = os.path.join(work, "trained.onnx")
+        r = run([exe, "--steps", "5", "--export", out] + data)
+        check(r.returncode == 0 and os.path.exists(out), "--export writes a model")
+        spec = importlib.util.spec_from_file_location("mlp_model", os.path.join(MLP, "model.py"))
+        M = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(M)
+        model = M.make_model()
+        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        x, y = M.load_data()
+        for k in range(5):
+            rows = [(k * 32 + i) % len(x) for i in range(32)]
+            opt.zero_grad()
+            model(torch.from_numpy(x[rows]), torch.from_numpy(y[rows])).backward()
+            opt.step()
+        exported = onnx.load(out)
+        onnx.checker.check_model(exported)
+        inits = {t.name: numpy_helper.to_array(t) for t in exported.graph.initializer}
+        worst = max(float(np.max(np.abs(inits[n] - p.detach().numpy())))
+                    for n, p in model.named_parameters())
+        check(worst < 1e-5, f"exported weights equal PyTorch's after 5 steps (max diff {worst:.2e})")
+
+        # Bad data files.
+        bad = os.path.join(work, "bad")
+        os.makedirs(bad)
+        np.save(f"{bad}/x_f64.npy", np.zeros((64, 32), np.float64))
+        np.save(f"{bad}/x_shape.npy", np.zeros((64, 31), np.float32))
+        np.save(f"{bad}/x_rows.npy", np.zeros((16, 32), np.float32))
+        np.save(f"{bad}/y_float.npy", np.zeros((64,), np.float32))
+        for name, file, needle in [("wrong dtype", "x=" + bad + "/x_f64.npy", "x_f64.npy"),
+                                   ("wrong shape", "x=" + bad + "/x_shape.npy", "x_shape.npy"),
+                                   ("too few rows", "x=" + bad + "/x_rows.npy", "x_rows.npy"),
+                                   ("float labels", "y=" + bad + "/y_float.npy", "y_float.npy"),
+                                   ("missing file", "x=" + bad + "/nope.npy", "nope.npy")]:
+            r = run([exe, "--steps", "1", "--data", file])
+            ok, err = one_line_error(r, needle)
+            check(ok, f"{name}: one-line error naming the file ({err!r})")
+
+        # Corrupted and truncated checkpoints; the previous one survives.
+        ckpt = os.path.join(first, "ckpt")
+        good = open(ckpt, "rb").read()
+        corrupt = os.path.join(work, "corrupt")
+        os.makedirs(corrupt)
+        blob = bytearray(good)
+        blob[len(blob) // 2] ^= 0xFF
+        open(os.path.join(corrupt, "ckpt"), "wb").write(bytes(blob))
+        r = run([exe, "--steps", "1", "--resume", corrupt] + data)
+        ok, err = one_line_error(r, "ckpt")
+        check(ok, f"corrupted checkpoint: one-line error ({err!r})")
+        open(os.path.join(corrupt, "ckpt"), "wb").write(good[: len(good) // 3])
+        r = run([exe, "--steps", "1", "--resume", corrupt] + data)
+        ok, err = one_line_error(r, "ckpt")
+        check(ok, f"truncated checkpoint: one-line error ({err!r})")
+
+        # A NaN/Inf loss stops the run with the step named; the checkpoint
+        # saved before stays intact.
+        r = run([exe, "--steps", "30", "--lr", "1e30", "--resume", first, "--save", first] + data)
+        ok, err = one_line_error(r, "step")
+        check(ok and ("nan" in err.lower() or "inf" in err.lower()),
+              f"NaN/Inf loss: one-line error naming the step ({err!r})")
+        check(open(ckpt, "rb").read() == good, "the previous checkpoint is unchanged after the failed run")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{len(FAILURES)} failures")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
