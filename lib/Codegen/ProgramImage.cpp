@@ -114,6 +114,18 @@ FailureOr<ProgramImage> extractProgramImage(ModuleOp module,
          << " buffers=" << plan.getAs<IntegerAttr>("buffers").getInt() << "\n";
   }
 
+  // Large models: the executable reads the initial values from the model
+  // file (checked against the expected dtypes and shapes) rather than
+  // carrying them.
+  int64_t initBytes = 0;
+  for (auto var : module.getOps<mlir::oflow::VariableOp>())
+    if (var.getInitialValueAttr() && var.getModelName())
+      initBytes += cast<RankedTensorType>(var.getType()).getNumElements() *
+                   elementBytes(cast<RankedTensorType>(var.getType()).getElementType());
+  bool fromFile = !info.weightsFile.empty() && initBytes > info.embedLimit;
+  if (fromFile)
+    os << "weights " << escapeManifestName(info.weightsFile) << "\n";
+
   SmallVector<Operation *> variables;
   for (auto var : module.getOps<mlir::oflow::VariableOp>()) {
     variables.push_back(var);
@@ -123,7 +135,10 @@ FailureOr<ProgramImage> extractProgramImage(ModuleOp module,
       return var.emitOpError("has no state offset: run "
                              "oflow-bind-program-interface first");
     int64_t initOffset = -1;
-    if (auto init = var.getInitialValueAttr()) {
+    auto init = var.getInitialValueAttr();
+    if (fromFile && var.getModelName())
+      init = nullptr; // read from the model file at start
+    if (init) {
       // Zero splats need no bytes: the runtime zero-fills.
       auto dense = dyn_cast<DenseElementsAttr>(init);
       bool zeros = dense && dense.isSplat() &&

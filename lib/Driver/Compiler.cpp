@@ -212,6 +212,13 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   info.mode = options.mode == Mode::Train ? "train" : "infer";
   info.modelName = llvm::sys::path::filename(options.input).str();
   info.batch = programBatch(*module);
+  if (!llvm::StringRef(options.input).ends_with(".mlir") &&
+      !llvm::StringRef(options.input).ends_with(".onnxtext")) {
+    llvm::SmallString<256> path(options.input);
+    (void)llvm::sys::fs::make_absolute(path);
+    info.weightsFile = std::string(path);
+  }
+  info.embedLimit = options.embedWeightsLimit;
   info.extraLines = describeTraining(options);
   if (options.mode == Mode::Train) {
     char lr[40];

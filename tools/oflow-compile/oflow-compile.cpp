@@ -110,6 +110,12 @@ int run(int argc, char **argv) {
   app.add_option("--mode", mode, "train: a training executable; infer: an "
                                  "executable that runs the model forward")
       ->check(CLI::IsMember({"train", "infer"}));
+  int64_t embedMiB = 256;
+  app.add_option("--embed-weights-limit", embedMiB,
+                 "embed the initial weights in the executable up to this many "
+                 "MiB (default 256); larger models are read from the model "
+                 "file (and its external data) when the executable starts")
+      ->check(CLI::NonNegativeNumber);
   bool quiet = false;
   app.add_flag("-q,--quiet", quiet,
                "do not list the trained parameters and the memory plan");
@@ -183,6 +189,7 @@ int run(int argc, char **argv) {
   options.emit = *oflow::parseEmitStage(emit);
   options.mode = mode == "infer" ? oflow::Mode::Infer : oflow::Mode::Train;
   options.verbose = !quiet;
+  options.embedWeightsLimit = embedMiB << 20;
   if (*batchOpt)
     options.import.batch = batch;
   for (const std::string &spec : shapes) {

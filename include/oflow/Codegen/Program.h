@@ -26,6 +26,11 @@ struct ManifestInfo {
   std::string modelName; // informational
   int64_t batch = 0;
   std::vector<std::string> extraLines; // optimizer/schedule records
+  /// When the variables' initial values exceed `embedLimit` bytes and the
+  /// model is this ONNX file, the executable reads them from it at start
+  /// (the manifest's `weights` record) instead of embedding them.
+  std::string weightsFile;
+  int64_t embedLimit = int64_t(256) << 20;
   /// Default values of io scalars (e.g. lr), as manifest text.
   std::vector<std::pair<std::string, std::string>> scalarDefaults;
 };

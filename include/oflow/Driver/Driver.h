@@ -60,6 +60,9 @@ struct CompileOptions {
   bool printWeights = false;
   /// Print the memory plan and the trained parameters on stderr.
   bool verbose = true;
+  /// Models whose weights exceed this many bytes are not embedded: the
+  /// executable reads them from the model file when it starts.
+  int64_t embedWeightsLimit = int64_t(256) << 20;
   Mode mode = Mode::Train;
   TrainingOptions training;
   ImportOptions import;

@@ -90,6 +90,9 @@ void oflow_rt_sgemm_batched(int64_t batch, int64_t trans_a, int64_t trans_b,
  *   io_bytes <n>
  *   arena_bytes <n>
  *   entry <train|grads|infer>          one line per generated entry point
+ *   weights <path>                     large models: the variables with init_offset
+ *                                      -1 come from this ONNX file's initializers
+ *                                      (dtype and shape checked) when the program starts
  *   var <name> <param|buffer|optimizer|constant> <dtype> <dims> <state_offset> <init_offset|-1>
  *       init_offset: where its initial bytes are in oflow_state_init; -1 = zeros
  *       param/buffer/constant vars are model initializers (<name> = ONNX name);

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Training step time and peak memory: oflow's CPU executable vs PyTorch eager.
+
+For each example (default: mlp and gpt) it compiles the example with
+`oflow-compile --target cpu`, runs it for --steps steps on the shipped data,
+and trains the same nn.Module with torch.optim for the same steps, both on one
+thread (OPENBLAS_NUM_THREADS=1, torch.set_num_threads(1)). It prints a table:
+median step time (after --warmup steps), peak resident memory of the process,
+and oflow's static memory plan (planned arena peak vs. the naive sum of all
+buffers vs. the liveness lower bound).
+
+  bench/train_bench.py --oflow-compile build/bin/oflow-compile [--examples mlp gpt]
+"""
+import argparse
+import importlib.util
+import json
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+INPUTS = {"mlp": ["x", "y"], "cnn": ["x", "y"], "gpt": ["tokens", "targets"]}
+
+TORCH_CHILD = r"""
+import importlib.util, json, resource, sys, time
+import numpy as np, torch
+torch.set_num_threads(1)
+path, steps, warmup = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+spec = importlib.util.spec_from_file_location("m", path)
+m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+model = m.make_model(); model.train()
+data = m.load_data(); B = m.BATCH; n = len(data[0])
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+times = []
+for k in range(steps):
+    rows = [(k * B + i) % n for i in range(B)]
+    args = [torch.from_numpy(d[rows]) for d in data]
+    t = time.perf_counter()
+    opt.zero_grad(); loss = model(*args); loss.backward(); opt.step()
+    times.append(time.perf_counter() - t)
+print(json.dumps({"times": times[warmup:],
+                  "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+
+def run_oflow(compiler, example, steps, warmup, work):
+    exe = os.path.join(work, example)
+    t = time.perf_counter()
+    proc = subprocess.run([compiler, os.path.join(ROOT, "examples", example, example + ".onnx"),
+                           "--target", "cpu", "-o", exe, "--lr", "0.01"],
+                          capture_output=True, text=True, check=True)
+    compile_s = time.perf_counter() - t
+    plan = re.search(r"memory plan \(train\): peak ([\d.]+ \w+), naive ([\d.]+ \w+), "
+                     r"liveness lower bound ([\d.]+ \w+)", proc.stderr)
+    log = os.path.join(work, example + ".jsonl")
+    cmd = [exe, "--steps", str(steps), "--log-json", log]
+    for name in INPUTS[example]:
+        cmd += ["--data", f"{name}={os.path.join(ROOT, 'examples', example, name + '.npy')}"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
+                   env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    with open(log) as f:
+        elapsed = [json.loads(l)["elapsed_s"] for l in f if '"loss"' in l]
+    times = [b - a for a, b in zip(elapsed, elapsed[1:])][warmup:]
+    return dict(step_ms=1e3 * statistics.median(times), rss_kib=rss if rss > before else rss,
+                compile_s=compile_s, plan=plan.groups() if plan else ("?", "?", "?"))
+
+
+def run_torch(example, steps, warmup):
+    proc = subprocess.run([sys.executable, "-c", TORCH_CHILD,
+                           os.path.join(ROOT, "examples", example, "model.py"),
+                           str(steps), str(warmup)],
+                          capture_output=True, text=True, check=True,
+                          env=dict(os.environ, OMP_NUM_THREADS="1"))
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    return dict(step_ms=1e3 * statistics.median(r["times"]), rss_kib=r["rss_kib"])
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--oflow-compile", required=True)
+    p.add_argument("--examples", nargs="+", default=["mlp", "gpt"])
+    p.add_argument("--steps", type=int, default=60)
+    p.add_argument("--warmup", type=int, default=10)
+    args = p.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for ex in args.examples:
+            o = run_oflow(args.oflow_compile, ex, args.steps, args.warmup, work)
+            t = run_torch(ex, args.steps, args.warmup)
+            rows.append((ex, o, t))
+    print("| model | oflow step (ms) | torch eager step (ms) | speed-up | oflow peak RSS (MiB) "
+          "| torch peak RSS (MiB) | plan peak | plan naive | liveness bound | compile (s) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for ex, o, t in rows:
+        print(f"| {ex} | {o['step_ms']:.3f} | {t['step_ms']:.3f} | "
+              f"{t['step_ms'] / o['step_ms']:.2f}x | {o['rss_kib'] / 1024:.1f} | "
+              f"{t['rss_kib'] / 1024:.1f} | {o['plan'][0]} | {o['plan'][1]} | {o['plan'][2]} | "
+              f"{o['compile_s']:.2f} |")
+    print("(one thread each; SGD; median step after warm-up; peak RSS of the whole process)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
