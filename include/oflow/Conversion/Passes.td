@@ -27,9 +27,16 @@ def OFlowLowerToLinalg : Pass<"oflow-lower-to-linalg", "::mlir::ModuleOp"> {
       the other ops are `linalg.generic`s.
 
     Program state (`oflow.variable`, `read_variable`, `write_variable`) and
-    `oflow.gradient` stay: a later pass lowers them. An op that cannot be
-    lowered is an error at the op that names the unsupported feature.
+    `oflow.gradient` stay: a later pass lowers them, as it does the ops named
+    in `keep` (`--oflow-lower-to-linalg=keep=oflow.x,oflow.y`). Any other
+    oflow op that cannot be lowered is an error at the op that names the
+    unsupported feature.
   }];
+  let options = [
+    ListOption<"keepOps", "keep", "std::string",
+               "oflow ops that a later pass lowers (e.g. collectives), left "
+               "as they are like the program-state ops">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
