@@ -406,7 +406,8 @@ def matmul_tests():
 def elementwise_tests():
     T = Test("elementwise", "broadcasting arithmetic, gelu (both forms), erf, sigmoid, where,\n"
              "compare, cast f32 -> i32 -> f32 (truncation toward zero), signed integer\n"
-             "division (truncation), trilu, reductions with keepdims, expand, concat.")
+             "division (truncation), trilu, reductions with keepdims, expand, concat,\n"
+             "log_softmax in f64.")
     x = rand(2, 3, scale=2.0)
     r = rand(3)
     cx, cr = T.const(x), T.const(r)
@@ -446,6 +447,11 @@ def elementwise_tests():
     T.op(f"%ex = oflow.expand {cr} [2, 3] : ({rt}) -> {xt}")
     T.op(f"%cat = oflow.concat %ex, {cx} {{axis = 0 : i64}} : ({xt}, {xt}) -> tensor<4x3xf32>")
     T.expect("%cat", "tensor<4x3xf32>", np.concatenate([np.broadcast_to(r, x.shape), x]), "expand + concat")
+    # f64 end to end (cast in and out for printing).
+    T.op(f"%x64 = oflow.cast {cx} to f64 : {xt}")
+    T.op(f"%sm64 = oflow.log_softmax %x64 {{axis = 1 : i64}} : tensor<2x3xf64>")
+    T.op(f"%sm32 = oflow.cast %sm64 to f32 : tensor<2x3xf64>")
+    T.expect("%sm32", xt, F.log_softmax(t(x).double(), dim=1).float().numpy(), "log_softmax in f64")
     T.write()
 
 
