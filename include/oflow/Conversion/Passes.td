@@ -46,4 +46,20 @@ def OFlowLowerToLinalg : Pass<"oflow-lower-to-linalg", "::mlir::ModuleOp"> {
   ];
 }
 
+def OFlowFuseElementwise : Pass<"oflow-fuse-elementwise"> {
+  let summary = "fuse elementwise linalg ops, keeping contractions and convolutions";
+  let description = [{
+    Upstream's `linalg-fuse-elementwise-ops` (producer-consumer fusion of
+    elementwise generics and reshape propagation by expansion), restricted
+    so that ops implementing the contraction or convolution interface
+    (`linalg.matmul`, `batch_matmul`, `conv_2d_*`, `pooling_*`) are neither
+    fused nor reshaped: upstream would generalize them into
+    `linalg.generic`s, which the library-call lowering cannot map to BLAS.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 #endif // OFLOW_CONVERSION_PASSES_TD
