@@ -39,12 +39,15 @@ func.func @integer_ops(%a: tensor<8xi32>, %b: tensor<i32>) -> (tensor<8xi32>, te
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK: arith.uitofp %{{.*}} : i1 to f32
 // CHECK: arith.cmpf une
-func.func @cast(%a: tensor<8xf32>, %m: tensor<8xi1>) -> (tensor<8xi64>, tensor<8xf16>, tensor<8xf32>, tensor<8xi1>) {
+// CHECK: %[[F32:.*]] = arith.extf %{{.*}} : f16 to f32
+// CHECK: arith.truncf %[[F32]] : f32 to bf16
+func.func @cast(%a: tensor<8xf32>, %m: tensor<8xi1>, %h: tensor<8xf16>) -> (tensor<8xi64>, tensor<8xf16>, tensor<8xf32>, tensor<8xi1>, tensor<8xbf16>) {
   %0 = oflow.cast %a to i64 : tensor<8xf32>
   %1 = oflow.cast %a to f16 : tensor<8xf32>
   %2 = oflow.cast %m to f32 : tensor<8xi1>
   %3 = oflow.cast %a to i1 : tensor<8xf32>
-  return %0, %1, %2, %3 : tensor<8xi64>, tensor<8xf16>, tensor<8xf32>, tensor<8xi1>
+  %4 = oflow.cast %h to bf16 : tensor<8xf16>
+  return %0, %1, %2, %3, %4 : tensor<8xi64>, tensor<8xf16>, tensor<8xf32>, tensor<8xi1>, tensor<8xbf16>
 }
 
 // -----

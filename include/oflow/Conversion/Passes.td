@@ -27,14 +27,37 @@ def OFlowLowerToLinalg : Pass<"oflow-lower-to-linalg", "::mlir::ModuleOp"> {
       the other ops are `linalg.generic`s.
 
     Program state (`oflow.variable`, `read_variable`, `write_variable`) and
-    `oflow.gradient` stay: a later pass lowers them. An op that cannot be
-    lowered is an error at the op that names the unsupported feature.
+    `oflow.gradient` stay: a later pass lowers them, as it does the ops named
+    in `keep` (`--oflow-lower-to-linalg=keep=oflow.x,oflow.y`). Any other
+    oflow op that cannot be lowered is an error at the op that names the
+    unsupported feature.
   }];
+  let options = [
+    ListOption<"keepOps", "keep", "std::string",
+               "oflow ops that a later pass lowers (e.g. collectives), left "
+               "as they are like the program-state ops">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def OFlowFuseElementwise : Pass<"oflow-fuse-elementwise"> {
+  let summary = "fuse elementwise linalg ops, keeping contractions and convolutions";
+  let description = [{
+    Upstream's `linalg-fuse-elementwise-ops` (producer-consumer fusion of
+    elementwise generics and reshape propagation by expansion), restricted
+    so that ops implementing the contraction or convolution interface
+    (`linalg.matmul`, `batch_matmul`, `conv_2d_*`, `pooling_*`) are neither
+    fused nor reshaped: upstream would generalize them into
+    `linalg.generic`s, which the library-call lowering cannot map to BLAS.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }

@@ -166,7 +166,10 @@ Value castElement(OpBuilder &b, Location loc, of::CastOp op, ValueRange a) {
                                  scalarConstant(b, loc, from, 0));
   }
   if (isa<FloatType>(from) && isa<FloatType>(to)) {
-    if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+    if (fw == tw) // f16 <-> bf16: through f32, which holds both exactly
+      x = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+    if (fw < tw)
       return arith::ExtFOp::create(b, loc, to, x);
     return arith::TruncFOp::create(b, loc, to, x);
   }

@@ -43,8 +43,8 @@ int64_t product(ArrayRef<int64_t> dims) {
 
 /// lhs [..., M, K] x rhs [..., K, N] -> `resultShape`, accumulating into
 /// `init` when given (of `resultShape`), else into zeros.
-Value product(OpBuilder &b, Location loc, Value lhs, Value rhs,
-              ArrayRef<int64_t> resultShape, Value init = {}) {
+Value multiply(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                ArrayRef<int64_t> resultShape, Value init = {}) {
   Type t = elementTypeOf(lhs);
   int64_t rank = resultShape.size();
   int64_t m = resultShape[rank - 2], n = resultShape[rank - 1];
@@ -90,7 +90,7 @@ struct MatmulLowering : OpConversionPattern<of::MatmulOp> {
     if (op.getTransposeB())
       rhs = transposeLastTwo(rewriter, loc, rhs);
     ArrayRef<int64_t> shape = op.getOutput().getType().getShape();
-    rewriter.replaceOp(op, product(rewriter, loc, lhs, rhs, shape));
+    rewriter.replaceOp(op, multiply(rewriter, loc, lhs, rhs, shape));
     return success();
   }
 };
@@ -125,10 +125,10 @@ struct GemmLowering : OpConversionPattern<of::GemmOp> {
       // beta * C is the matmul's initial accumulator: one pass, and the
       // BLAS call's own beta = 1 form.
       Value init = useC ? scaled(c, beta) : Value();
-      rewriter.replaceOp(op, product(rewriter, loc, a, b, shape, init));
+      rewriter.replaceOp(op, multiply(rewriter, loc, a, b, shape, init));
       return success();
     }
-    Value ab = product(rewriter, loc, a, b, shape);
+    Value ab = multiply(rewriter, loc, a, b, shape);
     SmallVector<Value> inputs = {ab};
     if (useC)
       inputs.push_back(c);

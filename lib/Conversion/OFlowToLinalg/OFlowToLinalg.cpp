@@ -31,6 +31,8 @@ using namespace mlir;
 
 struct OFlowLowerToLinalg
     : impl::OFlowLowerToLinalgBase<OFlowLowerToLinalg> {
+  using OFlowLowerToLinalgBase::OFlowLowerToLinalgBase;
+
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     ConversionTarget target(*ctx);
@@ -41,6 +43,15 @@ struct OFlowLowerToLinalg
     target.addLegalOp<mlir::oflow::VariableOp, mlir::oflow::ReadVariableOp,
                       mlir::oflow::WriteVariableOp,
                       mlir::oflow::GradientOp>();
+    for (const std::string &name : keepOps) {
+      OperationName op(name, ctx);
+      if (!op.isRegistered() || op.getDialectNamespace() != "oflow") {
+        getOperation().emitError("oflow-lower-to-linalg: cannot keep '")
+            << name << "': not an op of the oflow dialect";
+        return signalPassFailure();
+      }
+      target.addLegalOp(op);
+    }
     RewritePatternSet patterns(ctx);
     populateOFlowToLinalgPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,

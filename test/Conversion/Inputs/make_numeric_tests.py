@@ -11,6 +11,7 @@ the 5th and 6th digit does not fail a test.
 import math
 import os
 import re
+import zlib
 
 import numpy as np
 import torch
@@ -219,10 +220,12 @@ def torch_conv(x, w, b, strides, pads, dil, groups):
 
 def conv_tests():
     T = Test("conv2d", "conv2d and its gradients: stride 2 with asymmetric pads and groups 2;\n"
-             "dilation 2 with stride 1; forward against torch.conv2d (pads via F.pad),\n"
+             "dilation 2 with stride 1; depthwise (groups 3) with pads wider than the\n"
+             "kernel and unequal strides; forward against torch.conv2d (pads via F.pad),\n"
              "gradients against autograd with a random incoming gradient.")
     cases = [((1, 4, 5, 6), (4, 2, 3, 3), (2, 2), (1, 0, 1, 2), (1, 1), 2),
-             ((2, 2, 6, 5), (3, 2, 2, 2), (1, 1), (0, 1, 1, 0), (2, 2), 1)]
+             ((2, 2, 6, 5), (3, 2, 2, 2), (1, 1), (0, 1, 1, 0), (2, 2), 1),
+             ((1, 3, 4, 5), (3, 1, 1, 2), (2, 3), (2, 0, 1, 2), (1, 1), 3)]
     for i, (xs, ws, st, pads, dil, groups) in enumerate(cases):
         x, w, b = rand(*xs), rand(*ws), rand(ws[0])
         tx, tw = t(x).requires_grad_(), t(w).requires_grad_()
@@ -406,7 +409,8 @@ def matmul_tests():
 def elementwise_tests():
     T = Test("elementwise", "broadcasting arithmetic, gelu (both forms), erf, sigmoid, where,\n"
              "compare, cast f32 -> i32 -> f32 (truncation toward zero), signed integer\n"
-             "division (truncation), trilu, reductions with keepdims, expand, concat.")
+             "division (truncation), trilu, reductions with keepdims, expand, concat,\n"
+             "log_softmax in f64.")
     x = rand(2, 3, scale=2.0)
     r = rand(3)
     cx, cr = T.const(x), T.const(r)
@@ -446,9 +450,16 @@ def elementwise_tests():
     T.op(f"%ex = oflow.expand {cr} [2, 3] : ({rt}) -> {xt}")
     T.op(f"%cat = oflow.concat %ex, {cx} {{axis = 0 : i64}} : ({xt}, {xt}) -> tensor<4x3xf32>")
     T.expect("%cat", "tensor<4x3xf32>", np.concatenate([np.broadcast_to(r, x.shape), x]), "expand + concat")
+    # f64 end to end (cast in and out for printing).
+    T.op(f"%x64 = oflow.cast {cx} to f64 : {xt}")
+    T.op(f"%sm64 = oflow.log_softmax %x64 {{axis = 1 : i64}} : tensor<2x3xf64>")
+    T.op(f"%sm32 = oflow.cast %sm64 to f32 : tensor<2x3xf64>")
+    T.expect("%sm32", xt, F.log_softmax(t(x).double(), dim=1).float().numpy(), "log_softmax in f64")
     T.write()
 
 
 for fn in (softmax_tests, norm_tests, conv_tests, pool_tests, gather_slice_tests,
            loss_tests, matmul_tests, elementwise_tests):
+    # One seed per test, so that changing one test leaves the others' data.
+    rng = np.random.default_rng(zlib.crc32(fn.__name__.encode()))
     fn()

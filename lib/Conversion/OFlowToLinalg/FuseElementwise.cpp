@@ -1,0 +1,50 @@
+//===- FuseElementwise.cpp - the oflow-fuse-elementwise pass ---------------===//
+//
+// Upstream's elementwise fusion (linalg-fuse-elementwise-ops), except that
+// it never fuses into or out of a contraction or convolution: since LLVM 21
+// upstream fuses elementwise producers into any linalg op and propagates
+// reshapes through them, turning linalg.matmul / batch_matmul / conv into
+// linalg.generic, which the library-call lowering no longer recognises.
+//
+//===----------------------------------------------------------------------===//
+#include "oflow/Conversion/Passes.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace oflow {
+#define GEN_PASS_DEF_OFLOWFUSEELEMENTWISE
+#include "oflow/Conversion/Passes.h.inc"
+
+namespace {
+using namespace mlir;
+
+/// The ops that become library calls (BLAS, cuDNN): kept as they are.
+bool isLibraryOp(Operation *op) {
+  return isa_and_nonnull<linalg::ContractionOpInterface,
+                         linalg::ConvolutionOpInterface>(op);
+}
+
+bool mayFuse(OpOperand *operand) {
+  return !isLibraryOp(operand->getOwner()) &&
+         !isLibraryOp(operand->get().getDefiningOp());
+}
+
+struct OFlowFuseElementwise
+    : impl::OFlowFuseElementwiseBase<OFlowFuseElementwise> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    linalg::populateElementwiseOpsFusionPatterns(patterns, mayFuse);
+    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, mayFuse);
+    linalg::populateConstantFoldLinalgOperations(patterns, mayFuse);
+    linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+    linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+} // namespace oflow
