@@ -54,8 +54,10 @@ struct BuildInferEntry : ::oflow::impl::BuildInferEntryBase<BuildInferEntry> {
     FailureOr<SmallVector<Weight>> weights = collectWeights(fn);
     if (failed(weights))
       return signalPassFailure();
+    // Variables go first in the module, in order.
+    Operation *anchor = &module.getBody()->front();
     SymbolTable symbols(module);
-    replaceWeightsWithVariables(symbols, fn, *weights, [](const Weight &) {
+    replaceWeightsWithVariables(symbols, anchor, *weights, [](const Weight &) {
       return of::VariableRole::constant;
     });
 

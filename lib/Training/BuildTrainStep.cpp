@@ -372,14 +372,16 @@ void BuildTrainStep::runOnOperation() {
   if (failed(trained))
     return signalPassFailure();
 
+  // Variables go first in the module, in order.
+  Operation *anchor = &module.getBody()->front();
   SymbolTable symbols(module);
-  replaceWeightsWithVariables(symbols, fn, *weights, [](const Weight &w) {
+  replaceWeightsWithVariables(symbols, anchor, *weights, [](const Weight &w) {
     return w.trainable ? of::VariableRole::param : of::VariableRole::buffer;
   });
   func::FuncOp train = cloneEntry(fn, symbols, kTrainEntry, "train");
   func::FuncOp grads = cloneEntry(fn, symbols, kGradsEntry, "grads");
   buildGrads(grads, *trained);
-  if (failed(buildTrain(train, symbols, fn, *trained)))
+  if (failed(buildTrain(train, symbols, anchor, *trained)))
     return signalPassFailure();
   symbols.erase(fn);
 }
