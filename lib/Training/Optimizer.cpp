@@ -180,7 +180,8 @@ private:
     Value vDecayed = sb.mul(v, constant(c.beta2, type));
     Value gScaled = sb.mul(g, constant(1.0 - c.beta2, type));
     Value vNew = sb.add(vDecayed, sb.mul(gScaled, g));
-    Value rms = sb.div(sb.sqrt(vNew), rounded(bc2Sqrt, type));
+    Value root = sb.sqrt(vNew);
+    Value rms = sb.div(root, rounded(bc2Sqrt, type));
     Value denom = sb.add(rms, constant(c.eps, type));
     Value pNew =
         sb.sub(p, sb.div(sb.mul(mNew, rounded(stepSize, type)), denom));
