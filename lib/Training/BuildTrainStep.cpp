@@ -290,7 +290,7 @@ LogicalResult BuildTrainStep::buildTrain(func::FuncOp fn, SymbolTable &symbols,
       sb, scheduleConfig, sb.cast(lrArg, builder.getF64Type()), stepArg);
   Value lrUsed = sb.cast(lr, builder.getF32Type());
   SmallVector<VariableWrite> writes =
-      buildOptimizerStep(sb, optimizerConfig, lr, stepArg, params);
+      buildOptimizerStep(sb, optimizerConfig, lr, stepArg, params, lrUsed);
   llvm::append_range(writes, statWrites);
   // Reads see the state from before the step: every write goes last.
   for (const VariableWrite &w : writes)

@@ -71,6 +71,11 @@ public:
     return writes;
   }
 
+  /// Records that `f64` rounded to the type of `rounded` is `rounded`.
+  void seedRounded(Value f64, Value rounded) {
+    roundings[{f64, elementTypeOf(rounded)}] = rounded;
+  }
+
 private:
   Value read(FlatSymbolRefAttr variable, RankedTensorType type) {
     return of::ReadVariableOp::create(sb.builder(), sb.location(), type,
@@ -203,9 +208,12 @@ private:
 } // namespace
 
 SmallVector<VariableWrite>
-buildOptimizerStep(ScalarBuilder &sb, const OptimizerConfig &config,
-                          Value lr, Value step, ArrayRef<ParamUpdate> params) {
-  return UpdateBuilder(sb, config, lr, step).build(params);
+buildOptimizerStep(ScalarBuilder &sb, const OptimizerConfig &config, Value lr,
+                   Value step, ArrayRef<ParamUpdate> params, Value lrF32) {
+  UpdateBuilder builder(sb, config, lr, step);
+  if (lrF32)
+    builder.seedRounded(lr, lrF32);
+  return builder.build(params);
 }
 
 } // namespace oflow

@@ -11,6 +11,7 @@
 // DAMP-SAME: %[[G:.*]]: tensor<3x4xf32> {oflow.name = "g"}, %[[LR:.*]]: tensor<f32> {oflow.scalar = "lr"}, %[[STEP:.*]]: tensor<i64> {oflow.scalar = "step"})
 // DAMP-SAME: dampening = 2.500000e-01 : f64, kind = "sgd", lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, nesterov = false
 // DAMP: %[[LR64:.*]] = oflow.cast %[[LR]] to f64
+// DAMP-NEXT: %[[LRF:.*]] = oflow.cast %[[LR64]] to f32
 // With dampening the first step copies d into the buffer, as torch does.
 // DAMP: %[[ZERO:.*]] = oflow.constant dense<0> : tensor<i64>
 // DAMP: %[[FIRST:.*]] = oflow.compare eq %[[STEP]], %[[ZERO]] : (tensor<i64>, tensor<i64>) -> tensor<i1>
@@ -28,7 +29,6 @@
 // DAMP: %[[SUM:.*]] = oflow.add %[[DECAYED]], %[[FRESH]]
 // DAMP: %[[NEWBUF:.*]] = oflow.where %[[FIRST]], %[[D]], %[[SUM]]
 // p - lr * buf
-// DAMP: %[[LRF:.*]] = oflow.cast %[[LR64]] to f32
 // DAMP: %[[STEPP:.*]] = oflow.mul %[[NEWBUF]], %[[LRF]]
 // DAMP: %[[NEWP:.*]] = oflow.sub %[[P]], %[[STEPP]]
 // DAMP: oflow.write_variable @w.momentum_buffer, %[[NEWBUF]]
@@ -58,8 +58,8 @@
 // Plain momentum steps along the buffer.
 // MOMENTUM-LABEL: func.func @oflow_train_step(
 // MOMENTUM-SAME: %[[G:.*]]: tensor<3x4xf32> {oflow.name = "g"}
+// MOMENTUM: %[[LRF:.*]] = oflow.cast %{{.*}} to f32
 // MOMENTUM: %[[NEWBUF:.*]] = oflow.add %{{.*}}, %[[G]]
-// MOMENTUM-NEXT: %[[LRF:.*]] = oflow.cast
 // MOMENTUM-NEXT: %[[STEPP:.*]] = oflow.mul %[[NEWBUF]], %[[LRF]]
 // MOMENTUM-NEXT: oflow.sub %{{.*}}, %[[STEPP]]
 

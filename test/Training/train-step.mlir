@@ -31,15 +31,14 @@
 // CHECK-NOT: oflow.gradient
 // CHECK: %[[GW:.*]] = oflow.gemm %{{.*}}, %{{.*}} {transpose_a}
 // CHECK: %[[GB:.*]] = oflow.reduce_sum
-// SGD: p - lr * g, the rate computed in f64 and rounded to f32.
+// SGD: p - lr * g, the rate computed in f64 and rounded to f32 once.
 // CHECK: %[[LR64:.*]] = oflow.cast %[[LR]] to f64 : tensor<f32>
 // CHECK: %[[LRUSED:.*]] = oflow.cast %[[LR64]] to f32 : tensor<f64>
 // CHECK: %[[P:.*]] = oflow.read_variable @fc.weight
-// CHECK: %[[LRP:.*]] = oflow.cast %[[LR64]] to f32
-// CHECK: %[[D:.*]] = oflow.mul %[[GW]], %[[LRP]] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+// CHECK: %[[D:.*]] = oflow.mul %[[GW]], %[[LRUSED]] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
 // CHECK: %[[PNEW:.*]] = oflow.sub %[[P]], %[[D]]
 // CHECK: %[[Q:.*]] = oflow.read_variable @fc.bias
-// CHECK: %[[E:.*]] = oflow.mul %[[GB]], %[[LRP]]
+// CHECK: %[[E:.*]] = oflow.mul %[[GB]], %[[LRUSED]]
 // CHECK: %[[QNEW:.*]] = oflow.sub %[[Q]], %[[E]]
 // Every write after every read.
 // CHECK: oflow.write_variable @fc.weight, %[[PNEW]] : tensor<2x3xf32>
