@@ -51,7 +51,7 @@ struct BuildInferEntry : ::oflow::impl::BuildInferEntryBase<BuildInferEntry> {
     if (walk.wasInterrupted())
       return signalPassFailure();
 
-    FailureOr<SmallVector<Weight>> weights = collectWeights(fn);
+    FailureOr<SmallVector<Weight>> weights = collectWeights(fn, {kInferEntry});
     if (failed(weights))
       return signalPassFailure();
     // Variables go first in the module, in order.

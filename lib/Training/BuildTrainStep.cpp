@@ -365,7 +365,7 @@ void BuildTrainStep::runOnOperation() {
     return signalPassFailure();
   }
 
-  FailureOr<SmallVector<Weight>> weights = collectWeights(fn);
+  FailureOr<SmallVector<Weight>> weights = collectWeights(fn, {kTrainEntry, kGradsEntry});
   if (failed(weights))
     return signalPassFailure();
   FailureOr<SmallVector<Trained>> trained = matchGradients(fn, *weights);

@@ -34,3 +34,11 @@ func.func @main(%x: tensor<f32>) -> tensor<f32> {
   %v = oflow.weight "w", dense<1.0> : tensor<1xf32>
   return %w : tensor<f32>
 }
+
+// -----
+
+func.func @main(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'oflow.weight' op weight name 'oflow_infer' is reserved for an entry function}}
+  %w = oflow.weight "oflow_infer", dense<1.0> : tensor<f32>
+  return %w : tensor<f32>
+}

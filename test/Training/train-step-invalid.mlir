@@ -110,3 +110,12 @@ func.func @main(%x: tensor<4x2xf32>, %g: tensor<2xf32>) -> tensor<f32> {
   oflow.gradient "s", %g : tensor<2xf32>
   return %l : tensor<f32>
 }
+
+// -----
+
+func.func @main(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'oflow.weight' op weight name 'oflow_grad_step' is reserved for an entry function}}
+  %w = oflow.weight "oflow_grad_step", dense<1.0> : tensor<f32> {oflow.trainable}
+  oflow.gradient "oflow_grad_step", %x : tensor<f32>
+  return %w : tensor<f32>
+}
