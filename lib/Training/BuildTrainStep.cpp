@@ -198,8 +198,8 @@ static DictionaryAttr oneAttr(MLIRContext *ctx, StringRef name,
       ctx, {NamedAttribute(name, StringAttr::get(ctx, value))});
 }
 
-/// Finds the gradient op in the clone that corresponds to `original`: the
-/// clones keep op order, so match by name.
+/// The gradient ops of a clone of the entry, by weight name (validated on
+/// the entry by matchGradients: one per trained weight).
 static llvm::StringMap<of::GradientOp> gradientsByName(func::FuncOp fn) {
   llvm::StringMap<of::GradientOp> map;
   fn.walk([&](of::GradientOp op) { map[op.getName()] = op; });
