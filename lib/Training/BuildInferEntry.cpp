@@ -51,11 +51,13 @@ struct BuildInferEntry : ::oflow::impl::BuildInferEntryBase<BuildInferEntry> {
     if (walk.wasInterrupted())
       return signalPassFailure();
 
-    FailureOr<SmallVector<Weight>> weights = collectWeights(fn);
+    FailureOr<SmallVector<Weight>> weights = collectWeights(fn, {kInferEntry});
     if (failed(weights))
       return signalPassFailure();
+    // Variables go first in the module, in order.
+    Operation *anchor = &module.getBody()->front();
     SymbolTable symbols(module);
-    replaceWeightsWithVariables(symbols, fn, *weights, [](const Weight &) {
+    replaceWeightsWithVariables(symbols, anchor, *weights, [](const Weight &) {
       return of::VariableRole::constant;
     });
 

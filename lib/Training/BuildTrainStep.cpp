@@ -198,8 +198,8 @@ static DictionaryAttr oneAttr(MLIRContext *ctx, StringRef name,
       ctx, {NamedAttribute(name, StringAttr::get(ctx, value))});
 }
 
-/// Finds the gradient op in the clone that corresponds to `original`: the
-/// clones keep op order, so match by name.
+/// The gradient ops of a clone of the entry, by weight name (validated on
+/// the entry by matchGradients: one per trained weight).
 static llvm::StringMap<of::GradientOp> gradientsByName(func::FuncOp fn) {
   llvm::StringMap<of::GradientOp> map;
   fn.walk([&](of::GradientOp op) { map[op.getName()] = op; });
@@ -290,7 +290,7 @@ LogicalResult BuildTrainStep::buildTrain(func::FuncOp fn, SymbolTable &symbols,
       sb, scheduleConfig, sb.cast(lrArg, builder.getF64Type()), stepArg);
   Value lrUsed = sb.cast(lr, builder.getF32Type());
   SmallVector<VariableWrite> writes =
-      buildOptimizerStep(sb, optimizerConfig, lr, stepArg, params);
+      buildOptimizerStep(sb, optimizerConfig, lr, stepArg, params, lrUsed);
   llvm::append_range(writes, statWrites);
   // Reads see the state from before the step: every write goes last.
   for (const VariableWrite &w : writes)
@@ -365,21 +365,23 @@ void BuildTrainStep::runOnOperation() {
     return signalPassFailure();
   }
 
-  FailureOr<SmallVector<Weight>> weights = collectWeights(fn);
+  FailureOr<SmallVector<Weight>> weights = collectWeights(fn, {kTrainEntry, kGradsEntry});
   if (failed(weights))
     return signalPassFailure();
   FailureOr<SmallVector<Trained>> trained = matchGradients(fn, *weights);
   if (failed(trained))
     return signalPassFailure();
 
+  // Variables go first in the module, in order.
+  Operation *anchor = &module.getBody()->front();
   SymbolTable symbols(module);
-  replaceWeightsWithVariables(symbols, fn, *weights, [](const Weight &w) {
+  replaceWeightsWithVariables(symbols, anchor, *weights, [](const Weight &w) {
     return w.trainable ? of::VariableRole::param : of::VariableRole::buffer;
   });
   func::FuncOp train = cloneEntry(fn, symbols, kTrainEntry, "train");
   func::FuncOp grads = cloneEntry(fn, symbols, kGradsEntry, "grads");
   buildGrads(grads, *trained);
-  if (failed(buildTrain(train, symbols, fn, *trained)))
+  if (failed(buildTrain(train, symbols, anchor, *trained)))
     return signalPassFailure();
   symbols.erase(fn);
 }

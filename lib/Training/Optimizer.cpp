@@ -49,6 +49,9 @@ SmallVector<StringRef, 2> optimizerSlots(const OptimizerConfig &config) {
 namespace {
 
 /// Builds the updates; caches the scalars each element type needs once.
+/// Each statement creates its ops in a fixed order (never two op-creating
+/// arguments in one call), so the IR does not depend on the compiler's
+/// argument evaluation order.
 class UpdateBuilder {
 public:
   UpdateBuilder(ScalarBuilder &sb, const OptimizerConfig &config, Value lr,
@@ -66,6 +69,11 @@ public:
         adam(param, grad, writes);
     }
     return writes;
+  }
+
+  /// Records that `f64` rounded to the type of `rounded` is `rounded`.
+  void seedRounded(Value f64, Value rounded) {
+    roundings[{f64, elementTypeOf(rounded)}] = rounded;
   }
 
 private:
@@ -109,8 +117,9 @@ private:
       total = total ? sb.add(total, squares) : squares;
     }
     total = sb.sqrt(total);
-    Value coef = sb.div(constant(c.clipGradNorm, normType),
-                        sb.add(total, constant(1e-6, normType)));
+    Value maxNorm = constant(c.clipGradNorm, normType);
+    Value guarded = sb.add(total, constant(1e-6, normType));
+    Value coef = sb.div(maxNorm, guarded);
     coef = sb.min(coef, constant(1.0, normType));
     for (Value &g : grads)
       g = sb.mul(g, sb.cast(coef, elementTypeOf(g)));
@@ -125,8 +134,8 @@ private:
         firstStep = sb.compare(of::ComparePredicate::eq, step, sb.i64(0));
       return;
     }
-    Value t = sb.add(sb.cast(step, f64), sb.f64(1.0));
     Value one = sb.f64(1.0);
+    Value t = sb.add(sb.cast(step, f64), one);
     Value bc1 = sb.sub(one, sb.pow(sb.f64(c.beta1), t));
     Value bc2 = sb.sub(one, sb.pow(sb.f64(c.beta2), t));
     stepSize = sb.div(lr, bc1);
@@ -171,12 +180,14 @@ private:
       g = sb.add(g, sb.mul(p, constant(c.weightDecay, type)));
     Value m = read(param.slots[0], param.type);
     Value v = read(param.slots[1], param.type);
-    Value mNew = sb.add(sb.mul(m, constant(c.beta1, type)),
-                        sb.mul(g, constant(1.0 - c.beta1, type)));
-    Value vNew = sb.add(sb.mul(v, constant(c.beta2, type)),
-                        sb.mul(sb.mul(g, constant(1.0 - c.beta2, type)), g));
-    Value denom = sb.add(sb.div(sb.sqrt(vNew), rounded(bc2Sqrt, type)),
-                         constant(c.eps, type));
+    Value mDecayed = sb.mul(m, constant(c.beta1, type));
+    Value mNew = sb.add(mDecayed, sb.mul(g, constant(1.0 - c.beta1, type)));
+    Value vDecayed = sb.mul(v, constant(c.beta2, type));
+    Value gScaled = sb.mul(g, constant(1.0 - c.beta2, type));
+    Value vNew = sb.add(vDecayed, sb.mul(gScaled, g));
+    Value root = sb.sqrt(vNew);
+    Value rms = sb.div(root, rounded(bc2Sqrt, type));
+    Value denom = sb.add(rms, constant(c.eps, type));
     Value pNew =
         sb.sub(p, sb.div(sb.mul(mNew, rounded(stepSize, type)), denom));
     writes.push_back({param.slots[0], mNew});
@@ -197,9 +208,12 @@ private:
 } // namespace
 
 SmallVector<VariableWrite>
-buildOptimizerStep(ScalarBuilder &sb, const OptimizerConfig &config,
-                          Value lr, Value step, ArrayRef<ParamUpdate> params) {
-  return UpdateBuilder(sb, config, lr, step).build(params);
+buildOptimizerStep(ScalarBuilder &sb, const OptimizerConfig &config, Value lr,
+                   Value step, ArrayRef<ParamUpdate> params, Value lrF32) {
+  UpdateBuilder builder(sb, config, lr, step);
+  if (lrF32)
+    builder.seedRounded(lr, lrF32);
+  return builder.build(params);
 }
 
 } // namespace oflow

@@ -57,11 +57,13 @@ struct VariableWrite {
 /// state, and the math. `lr` is the scheduled learning rate (f64, 0-d);
 /// `step` the optimizer steps taken before this one (i64, 0-d). Returns the
 /// writes to emit after every read, in parameter order (state, then the
-/// parameter).
+/// parameter). `lrF32`, when given, is `lr` already rounded to f32 (reused
+/// instead of a second cast).
 llvm::SmallVector<VariableWrite>
 buildOptimizerStep(ScalarBuilder &sb, const OptimizerConfig &config,
                    mlir::Value lr, mlir::Value step,
-                   llvm::ArrayRef<ParamUpdate> params);
+                   llvm::ArrayRef<ParamUpdate> params,
+                   mlir::Value lrF32 = {});
 
 } // namespace oflow
 

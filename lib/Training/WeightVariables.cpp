@@ -11,10 +11,16 @@ namespace of = ::mlir::oflow;
 
 namespace oflow {
 
-FailureOr<SmallVector<Weight>> collectWeights(func::FuncOp fn) {
+FailureOr<SmallVector<Weight>> collectWeights(func::FuncOp fn,
+                                              ArrayRef<StringRef> reserved) {
   SmallVector<Weight> weights;
   llvm::StringMap<size_t> index;
   WalkResult walk = fn.walk([&](of::WeightOp op) {
+    if (llvm::is_contained(reserved, op.getName())) {
+      op.emitOpError("weight name '")
+          << op.getName() << "' is reserved for an entry function";
+      return WalkResult::interrupt();
+    }
     auto type = cast<RankedTensorType>(op.getType());
     auto [it, inserted] = index.try_emplace(op.getName(), weights.size());
     if (inserted) {

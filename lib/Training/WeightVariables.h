@@ -31,8 +31,11 @@ struct Weight {
 };
 
 /// The weights of `fn` in order of first appearance. Fails (with an error
-/// at the op) when two ops of one name disagree on the type.
-mlir::FailureOr<llvm::SmallVector<Weight>> collectWeights(mlir::func::FuncOp fn);
+/// at the op) when two ops of one name disagree on the type, or when a
+/// weight has one of the `reserved` names (the entry functions' names: a
+/// variable of that name would push the entry off its ABI name).
+mlir::FailureOr<llvm::SmallVector<Weight>>
+collectWeights(mlir::func::FuncOp fn, llvm::ArrayRef<llvm::StringRef> reserved);
 
 /// Creates one variable per weight (symbol = its name, uniqued if taken;
 /// `model_name` = its name; initial value = its value; role from `roleOf`)

@@ -68,8 +68,12 @@ def BuildTrainStep : Pass<"oflow-build-train-step", "::mlir::ModuleOp"> {
       `optimizer`, `of = @<param>`, zero initial value) and the batch-norm
       running statistics held in buffer variables (results 1 and 2 of
       `oflow.batch_norm_training`). All writes come last, after every read.
+      Optimizer state variables carry `model_name = "<param>.<slot>"`.
       The function carries `oflow.optimizer`, a dictionary of the
-      hyper-parameters (`lr` there is the default base rate).
+      hyper-parameters (`kind`, `lr` = the default base rate,
+      `weight_decay`, `clip_grad_norm`, `schedule`; `momentum`, `dampening`,
+      `nesterov` for sgd; `beta1`, `beta2`, `eps` for adam/adamw;
+      `warmup_steps`, `total_steps`, `min_lr` for non-constant schedules).
     - grads returns `(loss {oflow.name = "loss"}, one gradient per parameter
       {oflow.grad_of = "<name>"} in variable order)` and writes nothing.
 
@@ -96,21 +100,28 @@ def BuildTrainStep : Pass<"oflow-build-train-step", "::mlir::ModuleOp"> {
       without the L2 term.
 
     Schedules, the rate used at step s (counted from 0, base rate `lr`),
-    each equal to a torch scheduler stepped once after every optimizer step:
+    each equal (up to f64 rounding) to a torch scheduler stepped once after
+    every optimizer step:
     - `constant`: `lr`.
-    - `linear-warmup` (W = warmup-steps > 0): `lr * min(1, (s + 1) / W)`
+    - `linear-warmup` (W = warmup-steps > 0): `lr * min((s + 1) / W, 1)`
       = `LambdaLR(opt, lambda s: min(1.0, (s + 1) / W))`.
     - `cosine` (T = total-steps > 0, min-lr = eta_min): `eta_min + (lr -
       eta_min) * (1 + cos(pi * s / T)) / 2` = `CosineAnnealingLR(opt,
       T_max=T, eta_min)` (its closed form; like torch, it keeps following
-      the cosine after T).
-    - `warmup-cosine` (0 <= W < T): the linear warm-up for s < W, then
-      `eta_min + (lr - eta_min) * (1 + cos(pi * (s - W) / (T - W))) / 2` =
+      the cosine after T, back up over the next T steps).
+    - `warmup-cosine` (0 <= W < T): the linear warm-up `lr * (s + 1) / W`
+      for s < W, then the cosine above over T - W steps of s - W =
       `SequentialLR(opt, [LambdaLR(lambda s: (s + 1) / W),
       CosineAnnealingLR(T_max=T - W, eta_min)], milestones=[W])`.
-    The cosine is evaluated in f64 from `step` inside the program (exact
-    integer range reduction to [0, pi], then a Taylor polynomial accurate to
-    1e-19), so a run-time `lr` and resumed steps need no recompilation.
+    The schedule is computed in the program (f64) from `step`, so a run-time
+    `lr` and resumed runs need no recompilation. oflow has no cos op: s is
+    folded exactly into [0, T] with integer ops (period 2T, symmetric about
+    T) and cos evaluated as a degree-32 Taylor polynomial on [0, pi]
+    (truncation < 1e-21).
+
+    The emitted math uses 0-d (scalar) oflow ops in f64 (cast, add, sub,
+    mul, div, min, pow, sqrt, where) and i64 (div, mul, sub, max, compare,
+    where), broadcast against the parameters in their own type.
 
     Negative `lr` / `weight-decay` select torch's defaults (lr 1e-3 for
     adam/adamw, 0.01 for sgd; weight decay 0.01 for adamw, else 0).
