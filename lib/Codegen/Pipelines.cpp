@@ -15,7 +15,7 @@ static void addTextual(OpPassManager &pm, StringRef pipeline) {
 }
 
 void addBufferizePipeline(OpPassManager &pm) {
-  addTextual(pm, "func.func(linalg-fuse-elementwise-ops),canonicalize,cse,"
+  addTextual(pm, "func.func(oflow-fuse-elementwise),canonicalize,cse,"
                  "one-shot-bufferize{bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map},"
                  "canonicalize,cse");

@@ -145,9 +145,11 @@ int run(int argc, char **argv) {
   app.add_option("--beta1", t.beta1, "Adam beta1")->group(training);
   app.add_option("--beta2", t.beta2, "Adam beta2")->group(training);
   app.add_option("--eps", t.eps, "Adam epsilon")->group(training);
-  app.add_option("--weight-decay", t.weightDecay,
-                 "weight decay (L2 for sgd/adam, decoupled for adamw)")
-      ->group(training);
+  auto *weightDecayOpt =
+      app.add_option("--weight-decay", t.weightDecay,
+                     "weight decay (L2 for sgd/adam, decoupled for adamw); "
+                     "default 0, and 0.01 for adamw as in torch.optim.AdamW")
+          ->group(training);
   app.add_option("--clip-grad-norm", t.clipGradNorm,
                  "clip the global gradient norm to this value (0: off)")
       ->group(training);
@@ -189,6 +191,8 @@ int run(int argc, char **argv) {
   options.emit = *oflow::parseEmitStage(emit);
   options.mode = mode == "infer" ? oflow::Mode::Infer : oflow::Mode::Train;
   options.verbose = !quiet;
+  if (t.optimizer == "adamw" && !*weightDecayOpt)
+    t.weightDecay = 0.01; // torch.optim.AdamW's default
   options.embedWeightsLimit = embedMiB << 20;
   if (*batchOpt)
     options.import.batch = batch;
