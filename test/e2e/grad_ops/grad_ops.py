@@ -43,6 +43,8 @@ MLIR_TYPES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
 class Case:
     """One model: initializers, the op (ONNX node or oflow IR), the torch op."""
 
+    double = False  # R (and so the loss) in float64, for casts to f64
+
     def __init__(self, name, inits, torch_fn, onnx_op=None, attrs=None, mlir=None,
                  opset=17, outputs=1, no_grad=(), extra_nodes=()):
         self.name, self.inits, self.torch_fn = name, inits, torch_fn
@@ -69,8 +71,6 @@ class Case:
         self.out_shapes = [tuple(o.shape) for o in outs]
         return {k: (g.numpy() if g is not None else np.zeros_like(self.inits[k]))
                 for k, g in zip(names, grads)}
-
-    double = False
 
     def r_names(self):
         return ["R"] if len(self.R) == 1 else [f"R{i}" for i in range(len(self.R))]
@@ -423,8 +423,8 @@ def emit(case, root):
     return path, refs
 
 
-def freeze_args(case):
-    return ["R[0-9]*"]
+# The frozen R initializers (R, or R0, R1, ... for multi-output ops).
+FREEZE = "R[0-9]*"
 
 
 def differentiate(case, path, tools):
@@ -432,7 +432,7 @@ def differentiate(case, path, tools):
     imp = run([tools["compile"], path, "--emit=mlir", "-o", "-"])
     if imp.returncode:
         return None, "import failed: " + imp.stderr
-    opt = run([tools["opt"], "-", "--oflow-autodiff=freeze=" + ",".join(freeze_args(case)),
+    opt = run([tools["opt"], "-", "--oflow-autodiff=freeze=" + FREEZE,
                "--mlir-print-op-generic"], input=imp.stdout)
     if opt.returncode:
         return None, "oflow-autodiff failed: " + opt.stderr
@@ -462,7 +462,7 @@ def check_case(case, root, tools, interpret, exe_mode):
                     problems.append(f"gradient of {k}: relative error {e:.2e} (interpreter)")
     if exe_mode:
         exe = os.path.join(root, case.name, "train")
-        comp = run([tools["compile"], path, "--target", "cpu", "--freeze", freeze_args(case)[0],
+        comp = run([tools["compile"], path, "--target", "cpu", "--freeze", FREEZE,
                     "-o", exe])
         if comp.returncode:
             return problems + ["oflow-compile failed: " + comp.stderr[-2000:]]
