@@ -61,7 +61,8 @@ void oflow_rt_sgemm(int64_t trans_a, int64_t trans_b, int64_t m, int64_t n,
                     int64_t k, float alpha, const float *a, int64_t lda,
                     const float *b, int64_t ldb, float beta, float *c,
                     int64_t ldc);
-/* `batch` independent GEMMs; operand i starts at base + i * stride_x. */
+/* `batch` independent GEMMs; operand i starts at base + i * stride_x
+ * (strides in elements, not bytes). */
 void oflow_rt_sgemm_batched(int64_t batch, int64_t trans_a, int64_t trans_b,
                             int64_t m, int64_t n, int64_t k, float alpha,
                             const float *a, int64_t lda, int64_t stride_a,
@@ -109,6 +110,12 @@ void oflow_rt_sgemm_batched(int64_t batch, int64_t trans_a, int64_t trans_b,
  *   optimizer <kind> <key>=<value> ...  informational (sgd, adam, adamw; hyper-parameters)
  *   schedule <kind> <key>=<value> ...   informational (constant, warmup_cosine, ...)
  *   plan <key>=<value> ...              memory plan report: peak, naive, lower_bound
+ *   weights <path>                     optional: an ONNX model whose initializers
+ *       give, at start-up, the param/buffer/constant vars with init_offset -1
+ *       (for models too large to embed; external-data files beside it are
+ *       read; dtype, shape and size are checked). The path is used as written
+ *       (write it absolute); `--weights FILE` overrides it and then fills
+ *       every param/buffer/constant var.
  *===----------------------------------------------------------------------===*/
 
 #endif /* OFLOW_RT_ABI_H */

@@ -1,0 +1,91 @@
+//===- oflow_rt/Manifest.h - the program's self-description -----*- C++ -*-===//
+//
+// Parses the text manifest of abi.h into tables. Every inconsistency (an
+// offset past its buffer, a misaligned offset, a duplicate name, an unknown
+// record) is an Error naming the line: a manifest is generated, so these are
+// compiler bugs, caught before any buffer is touched.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OFLOW_RT_MANIFEST_H
+#define OFLOW_RT_MANIFEST_H
+
+#include "oflow_rt/DType.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace oflow_rt {
+
+/// %XX escaping of names (abi.h): bytes outside [A-Za-z0-9._:/-].
+std::string escapeName(const std::string &name);
+/// The inverse; nullopt on a malformed escape.
+std::optional<std::string> unescapeName(const std::string &text);
+
+struct TensorSlot {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> dims;
+  int64_t offset = 0; // in its buffer (state or io)
+
+  int64_t bytes() const { return numElements(dims) * dtypeSize(dtype); }
+};
+
+enum class VarKind { Param, Buffer, Optimizer, Constant };
+const char *varKindName(VarKind k);
+
+struct VarRecord : TensorSlot {
+  VarKind kind = VarKind::Param;
+  int64_t initOffset = -1; // into oflow_state_init; -1 = zeros
+};
+
+struct InputRecord : TensorSlot {
+  /// synth: normal (floats) or int:<lo>:<hi> (integers in [lo, hi)).
+  bool synthNormal = true;
+  int64_t lo = 0, hi = 0;
+};
+
+struct OutputRecord : TensorSlot {
+  std::string entry; // train | grads | infer
+};
+
+struct ScalarRecord {
+  std::string name;
+  DType dtype = DType::F32;
+  int64_t offset = 0;
+  std::optional<double> defaultValue;
+};
+
+struct Manifest {
+  int version = 0;
+  std::string mode; // train | infer
+  std::string model;
+  int64_t batch = 0;
+  int64_t stateBytes = 0, ioBytes = 0, arenaBytes = 0;
+  std::vector<std::string> entries;
+  std::vector<VarRecord> vars;
+  std::vector<InputRecord> inputs;
+  std::vector<OutputRecord> outputs;
+  std::vector<TensorSlot> grads;
+  std::vector<ScalarRecord> scalars;
+  std::vector<std::string> info; // optimizer/schedule/plan lines, verbatim
+  std::string weightsFile;       // `weights` record; empty when absent
+
+  bool hasEntry(const std::string &e) const;
+  const InputRecord *findInput(const std::string &name) const;
+  const ScalarRecord *findScalar(const std::string &name) const;
+  const OutputRecord *findOutput(const std::string &entry,
+                                 const std::string &name) const;
+  /// Outputs of one entry, in manifest order.
+  std::vector<const OutputRecord *> outputsOf(const std::string &entry) const;
+  /// "x, y, label" for error messages.
+  std::string inputNames() const;
+};
+
+/// Parses and checks; throws Error("manifest line N: ...").
+Manifest parseManifest(const std::string &text);
+
+} // namespace oflow_rt
+
+#endif

@@ -1,0 +1,49 @@
+//===- oflow_rt/Options.h - the executable's command line -------*- C++ -*-===//
+#ifndef OFLOW_RT_OPTIONS_H
+#define OFLOW_RT_OPTIONS_H
+
+#include "oflow_rt/Manifest.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace oflow_rt {
+
+using NamedFile = std::pair<std::string, std::string>; // NAME=FILE
+
+struct TrainOptions {
+  int64_t steps = 100;
+  std::optional<double> lr;
+  std::vector<NamedFile> data, evalData;
+  bool shuffle = false;
+  uint64_t seed = 0;
+  int64_t evalEvery = 0; // 0: only at the end
+  std::string logJson, saveDir, resumeDir, exportPath, dumpGradsDir;
+  std::string weights; // --weights FILE.onnx
+  int64_t saveEvery = 0; // 0: only at the end
+  bool checkMemory = false;
+  bool help = false;
+};
+
+struct InferOptions {
+  std::vector<NamedFile> inputs;
+  std::vector<std::string> positional; // inputs in manifest order
+  std::string outputDir;
+  std::string format = "npy";
+  std::string weights;
+  bool help = false;
+};
+
+/// Both throw usageError (exit 2) on unknown options and bad values.
+TrainOptions parseTrainOptions(int argc, char **argv);
+InferOptions parseInferOptions(int argc, char **argv);
+
+std::string trainHelp(const std::string &exe, const Manifest &m);
+std::string inferHelp(const std::string &exe, const Manifest &m);
+
+} // namespace oflow_rt
+
+#endif

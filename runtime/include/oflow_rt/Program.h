@@ -1,0 +1,67 @@
+//===- oflow_rt/Program.h - the generated program and its buffers -*- C++ -*-===//
+//
+// Wraps what oflow-compile emitted (abi.h): the manifest, the initial state,
+// the embedded model and the entry points, all declared weak so that a
+// missing one is an error message instead of a link failure.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OFLOW_RT_PROGRAM_H
+#define OFLOW_RT_PROGRAM_H
+
+#include "oflow_rt/Manifest.h"
+#include "oflow_rt/abi.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace oflow_rt {
+
+/// A zero-filled, 64-byte aligned byte buffer and its memref descriptor.
+class AlignedBuffer {
+public:
+  explicit AlignedBuffer(int64_t size);
+  uint8_t *data() { return desc.aligned; }
+  const uint8_t *data() const { return desc.aligned; }
+  int64_t size() const { return desc.size; }
+  oflow_buffer *descriptor() { return &desc; }
+
+private:
+  std::unique_ptr<uint8_t, void (*)(void *)> storage;
+  oflow_buffer desc;
+};
+
+class Program {
+public:
+  /// Parses the embedded manifest and allocates the buffers; the state is
+  /// filled from oflow_state_init.
+  Program();
+
+  /// Reads initial values from an ONNX model: `override` (--weights) fills
+  /// every param/buffer/constant var; without it the manifest's `weights`
+  /// model fills those the program does not embed.
+  void loadWeightsFile(const std::string &override);
+
+  /// Throws unless the object has the entry point and the manifest lists it.
+  void requireEntry(const std::string &entry, const std::string &why) const;
+  /// Runs one entry point on the three buffers.
+  void call(const std::string &entry);
+
+  /// The embedded ONNX model (nullptr, 0 when absent).
+  const uint8_t *modelBytes() const;
+  uint64_t modelSize() const;
+
+  /// Writes a scalar of any manifest dtype; reads one back as a double.
+  void writeScalar(const ScalarRecord &s, double v);
+  double readValue(DType t, int64_t offset) const;
+
+  Manifest manifest;
+  AlignedBuffer state, io, arena;
+
+private:
+  void initState();
+};
+
+} // namespace oflow_rt
+
+#endif

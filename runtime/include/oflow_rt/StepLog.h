@@ -1,0 +1,38 @@
+//===- oflow_rt/StepLog.h - per-step metrics on stdout and JSON --*- C++ -*-===//
+#ifndef OFLOW_RT_STEPLOG_H
+#define OFLOW_RT_STEPLOG_H
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace oflow_rt {
+
+/// Shortest decimal text that reads back as the same float ("%.9g" is exact
+/// but often longer than needed); JSON `null` for NaN and infinities.
+std::string floatText(float v);
+
+class StepLog {
+public:
+  /// `jsonPath` empty: no JSON log. The file is created (truncated) now,
+  /// so a bad path fails before any step runs.
+  StepLog(const std::string &jsonPath, int64_t batch, int64_t firstStep,
+          int64_t lastStep);
+  ~StepLog();
+
+  void step(int64_t k, float loss, float lr);
+  void eval(int64_t k, float evalLoss, int64_t batches);
+
+private:
+  void json(const std::string &line);
+
+  std::FILE *jsonFile = nullptr;
+  std::string jsonPath;
+  int64_t batch, firstStep, lastStep;
+  std::chrono::steady_clock::time_point start;
+};
+
+} // namespace oflow_rt
+
+#endif

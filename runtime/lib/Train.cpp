@@ -1,0 +1,266 @@
+//===- Train.cpp - the training loop ---------------------------------------===//
+//
+// Everything that can be checked (flags, data files, checkpoint, output
+// paths) is checked before the first step, so a bad run fails in seconds,
+// not hours in. Signals only set a flag: the step in flight finishes, the
+// state is saved, and the process exits 128 + signal.
+//
+//===----------------------------------------------------------------------===//
+#include "oflow_rt/Checkpoint.h"
+#include "oflow_rt/Error.h"
+#include "oflow_rt/Export.h"
+#include "oflow_rt/Feeder.h"
+#include "oflow_rt/FileUtil.h"
+#include "oflow_rt/Modes.h"
+#include "oflow_rt/Npy.h"
+#include "oflow_rt/Options.h"
+#include "oflow_rt/StepLog.h"
+
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+namespace oflow_rt {
+
+namespace {
+volatile std::sig_atomic_t gSignal = 0;
+
+extern "C" void onSignal(int sig) {
+  gSignal = sig;
+  // A second Ctrl-C kills at once, for a step that takes too long.
+  std::signal(sig, SIG_DFL);
+}
+
+std::map<std::string, HostTensor> loadData(const Manifest &m,
+                                           const std::vector<NamedFile> &files,
+                                           const char *opt) {
+  std::map<std::string, HostTensor> r;
+  for (const auto &[name, path] : files) {
+    const InputRecord *in = m.findInput(name);
+    if (!in)
+      throw usageError(std::string(opt) + " " + name + "=" + path +
+                       ": the program has no input '" + name +
+                       "' (its inputs: " + m.inputNames() + ")");
+    if (r.count(name))
+      throw usageError(std::string(opt) + ": input '" + name +
+                       "' given twice");
+    r[name] = prepareInputData(*in, readNpy(path), path, m.batch);
+  }
+  return r;
+}
+
+const OutputRecord &lossOutput(const Manifest &m, const std::string &entry) {
+  const OutputRecord *o = m.findOutput(entry, "loss");
+  if (!o || o->dtype != DType::F32 || !o->dims.empty())
+    throw Error("the manifest has no f32 scalar output 'loss' for the " +
+                entry + " entry");
+  return *o;
+}
+
+class Trainer {
+public:
+  Trainer(Program &p, const TrainOptions &o) : p(p), m(p.manifest), o(o) {}
+
+  int run();
+
+private:
+  void setScalars(int64_t step);
+  float readLoss(const std::string &entry);
+  void dumpGrads(int64_t step);
+  void evaluate(int64_t afterStep);
+  void save(int64_t stepsDone);
+
+  Program &p;
+  const Manifest &m;
+  const TrainOptions &o;
+  std::unique_ptr<Feeder> feed, evalFeed;
+  std::unique_ptr<StepLog> log;
+  double lr = 0;
+};
+
+void Trainer::setScalars(int64_t step) {
+  if (const ScalarRecord *s = m.findScalar("step"))
+    p.writeScalar(*s, static_cast<double>(step));
+  if (const ScalarRecord *s = m.findScalar("lr"))
+    p.writeScalar(*s, lr);
+  if (const ScalarRecord *s = m.findScalar("poison"))
+    p.writeScalar(*s, o.checkMemory ? 1 : 0);
+  // Poisoning the whole arena before a call also catches reads of regions
+  // the plan never wrote in this call.
+  if (o.checkMemory)
+    std::memset(p.arena.data(), 0xFF, p.arena.size());
+}
+
+float Trainer::readLoss(const std::string &entry) {
+  return static_cast<float>(p.readValue(DType::F32, lossOutput(m, entry).offset));
+}
+
+void Trainer::dumpGrads(int64_t step) {
+  makeDirectories(o.dumpGradsDir);
+  feed->fill(step, p.io.data());
+  setScalars(step);
+  p.call("grads");
+  for (const TensorSlot &g : m.grads) {
+    HostTensor t;
+    t.dtype = g.dtype;
+    t.dims = g.dims;
+    const uint8_t *src = p.io.data() + g.offset;
+    if (g.dtype == DType::BF16) { // NumPy has no bfloat16: widen exactly
+      t.dtype = DType::F32;
+      int64_t n = numElements(g.dims);
+      t.data.resize(n * 4);
+      for (int64_t i = 0; i < n; ++i) {
+        uint32_t bits = uint32_t(src[2 * i] | src[2 * i + 1] << 8) << 16;
+        std::memcpy(t.data.data() + 4 * i, &bits, 4);
+      }
+    } else {
+      t.data.assign(src, src + g.bytes());
+    }
+    writeNpy(o.dumpGradsDir + "/" + fileNameFor(g.name) + ".npy", t);
+  }
+  std::fprintf(stderr, "wrote %zu gradients of step %lld to %s\n",
+               m.grads.size(), static_cast<long long>(step),
+               o.dumpGradsDir.c_str());
+}
+
+void Trainer::evaluate(int64_t afterStep) {
+  int64_t rows = evalFeed->minRows();
+  int64_t batches = std::max<int64_t>(1, (rows + m.batch - 1) / m.batch);
+  double sum = 0;
+  for (int64_t j = 0; j < batches; ++j) {
+    evalFeed->fill(j, p.io.data());
+    setScalars(afterStep + 1);
+    p.call("grads");
+    sum += readLoss("grads");
+  }
+  float loss = static_cast<float>(sum / batches);
+  if (!std::isfinite(loss))
+    throw Error("evaluation after step " + std::to_string(afterStep) +
+                ": eval_loss is " + (std::isnan(loss) ? "nan" : "inf"));
+  log->eval(afterStep, loss, batches);
+}
+
+void Trainer::save(int64_t stepsDone) {
+  saveCheckpoint(o.saveDir, m, p.state.data(), stepsDone);
+}
+
+int Trainer::run() {
+  p.requireEntry("train", "training");
+  lossOutput(m, "train");
+
+  // Everything below is checked before the first step.
+  const ScalarRecord *lrScalar = m.findScalar("lr");
+  if (o.lr && !lrScalar)
+    throw usageError("--lr: this program has a fixed learning rate");
+  if (lrScalar && !o.lr && !lrScalar->defaultValue)
+    throw usageError("this program has no default learning rate: pass --lr X");
+  lr = o.lr ? *o.lr : lrScalar ? *lrScalar->defaultValue : 0;
+  if (o.checkMemory && !m.findScalar("poison"))
+    throw usageError("--check-memory: this program was compiled without "
+                     "the poison scalar");
+  if (!o.dumpGradsDir.empty()) {
+    p.requireEntry("grads", "--dump-grads");
+    if (m.grads.empty())
+      throw Error("--dump-grads: the program has no gradient outputs");
+  }
+  if (!o.exportPath.empty() && p.modelSize() == 0)
+    throw Error("--export: this program embeds no ONNX model (it was not "
+                "compiled from one), so there is nothing to export into");
+
+  feed = std::make_unique<Feeder>(m, loadData(m, o.data, "--data"),
+                                  o.shuffle ? std::optional<uint64_t>(o.seed)
+                                            : std::nullopt);
+  if (!o.evalData.empty()) {
+    p.requireEntry("grads", "--eval-data");
+    auto files = loadData(m, o.evalData, "--eval-data");
+    for (const InputRecord &in : m.inputs)
+      if (!files.count(in.name))
+        throw usageError("--eval-data: no file for input '" + in.name +
+                         "' (evaluation needs every input: " +
+                         m.inputNames() + ")");
+    evalFeed = std::make_unique<Feeder>(m, std::move(files), std::nullopt);
+  }
+
+  p.loadWeightsFile(o.weights);
+  int64_t first = 0;
+  if (!o.resumeDir.empty()) {
+    first = loadCheckpoint(o.resumeDir, m, p.state.data());
+    std::fprintf(stderr, "resumed from %s at step %lld\n",
+                 checkpointPath(o.resumeDir).c_str(),
+                 static_cast<long long>(first));
+  }
+  if (!o.saveDir.empty())
+    makeDirectories(o.saveDir);
+  int64_t end = first + o.steps;
+  log = std::make_unique<StepLog>(o.logJson, m.batch, first, end - 1);
+
+  std::vector<std::string> synth = feed->synthesized();
+  if (!synth.empty()) {
+    std::string names;
+    for (const std::string &n : synth)
+      names += (names.empty() ? "" : ", ") + n;
+    std::fprintf(stderr,
+                 "warning: no --data for %s: training on deterministic "
+                 "synthetic data\n", names.c_str());
+  }
+
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+
+  if (!o.dumpGradsDir.empty())
+    dumpGrads(first);
+
+  int64_t lastSave = -1, lastEval = -1;
+  for (int64_t k = first; k < end; ++k) {
+    feed->fill(k, p.io.data());
+    setScalars(k);
+    p.call("train");
+    float loss = readLoss("train");
+    if (!std::isfinite(loss))
+      throw Error("step " + std::to_string(k) + ": loss is " +
+                  (std::isnan(loss) ? "nan" : "inf") +
+                  " (training diverged; this state is not saved)");
+    const ScalarRecord *used = m.findScalar("lr_used");
+    log->step(k, loss, used ? static_cast<float>(p.readValue(used->dtype, used->offset))
+                            : static_cast<float>(lr));
+    int64_t done = k + 1;
+    if (!o.saveDir.empty() && o.saveEvery && done % o.saveEvery == 0) {
+      save(done);
+      lastSave = done;
+    }
+    if (gSignal) {
+      if (!o.saveDir.empty() && lastSave != done)
+        save(done);
+      std::fprintf(stderr, "stopped by signal %d after step %lld%s\n",
+                   static_cast<int>(gSignal), static_cast<long long>(k),
+                   o.saveDir.empty() ? "" : ("; saved " + checkpointPath(o.saveDir)).c_str());
+      return 128 + gSignal;
+    }
+    if (evalFeed && o.evalEvery && done % o.evalEvery == 0) {
+      evaluate(k);
+      lastEval = done;
+    }
+  }
+  if (!o.saveDir.empty() && lastSave != end)
+    save(end);
+  if (evalFeed && lastEval != end)
+    evaluate(end - 1);
+  if (!o.exportPath.empty())
+    exportOnnx(o.exportPath, p.modelBytes(), p.modelSize(), m, p.state.data());
+  return gSignal ? 128 + gSignal : 0;
+}
+} // namespace
+
+int runTrain(Program &p, const std::string &exe, int argc, char **argv) {
+  TrainOptions o = parseTrainOptions(argc, argv);
+  if (o.help) {
+    std::fputs(trainHelp(exe, p.manifest).c_str(), stdout);
+    return 0;
+  }
+  Trainer t(p, o);
+  return t.run();
+}
+
+} // namespace oflow_rt
