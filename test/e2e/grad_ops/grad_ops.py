@@ -439,7 +439,7 @@ def differentiate(case, path, tools):
     return opt.stdout, None
 
 
-def check_case(case, root, tools, interpret, exe_mode):
+def check_case(case, root, tools, interpret, exe_mode, compile_args=()):
     path, refs = emit(case, root)
     ir, err = differentiate(case, path, tools)
     if err:
@@ -463,7 +463,7 @@ def check_case(case, root, tools, interpret, exe_mode):
     if exe_mode:
         exe = os.path.join(root, case.name, "train")
         comp = run([tools["compile"], path, "--target", "cpu", "--freeze", FREEZE,
-                    "-o", exe])
+                    *compile_args, "-o", exe])
         if comp.returncode:
             return problems + ["oflow-compile failed: " + comp.stderr[-2000:]]
         dump = os.path.join(root, case.name, "grads")
@@ -488,6 +488,8 @@ def main():
     ap.add_argument("--oflow-opt", metavar="PATH", help="the oflow-opt binary (default: next to oflow-compile)")
     ap.add_argument("--interpret", action="store_true", help="check gradients with the reference interpreter")
     ap.add_argument("--filter", default="", help="only cases whose name matches this regex")
+    ap.add_argument("--compile-arg", action="append", default=[], metavar="ARG",
+                    help="an extra oflow-compile argument for the executables")
     ap.add_argument("--skip", action="append", default=[], metavar="REGEX[:WHY]",
                     help="skip the cases whose name matches REGEX (known failures elsewhere)")
     ap.add_argument("--list", action="store_true", help="list the cases")
@@ -510,7 +512,8 @@ def main():
     root = args.emit_only or tempfile.mkdtemp(prefix="grad_ops.")
     failures = 0
     for case in selected:
-        problems = check_case(case, root, tools, args.interpret, exe_mode=not args.emit_only)
+        problems = check_case(case, root, tools, args.interpret, exe_mode=not args.emit_only,
+                              compile_args=args.compile_arg)
         if problems:
             failures += 1
             print(f"FAIL {case.name}: " + "; ".join(p.strip() for p in problems))
