@@ -116,9 +116,7 @@ void registerUnary(GradRegistry &r) {
     if (op.getApproximate() == GeluApproximation::none) {
       // cdf + x * pdf, pdf = exp(-x^2 / 2) / sqrt(2 pi).
       Value cdf = b.scale(
-          b.add(b.scalarLike(1.0, x),
-                b.op<ErfOp>(b.scale(x, M_SQRT1_2))),
-          0.5);
+          b.add(b.scalarLike(1.0, x), b.op<ErfOp>(b.scale(x, M_SQRT1_2))), 0.5);
       Value pdf = b.scale(b.op<ExpOp>(b.scale(b.mul(x, x), -0.5)),
                           0.5 * M_2_SQRTPI * M_SQRT1_2);
       a.set(0, b.mul(g, b.add(cdf, b.mul(x, pdf))));
@@ -141,15 +139,18 @@ void registerUnary(GradRegistry &r) {
   });
   r.add<CastOp>([](CastOp op, GradArgs &a) {
     // Only float -> float casts are active (others have an integer side).
-    a.set(0, a.b.op<CastOp>(a.grad(), tensorType(op.getInput()).getElementType()));
+    a.set(0,
+          a.b.op<CastOp>(a.grad(), tensorType(op.getInput()).getElementType()));
     return success();
   });
   r.add<DropoutOp>([](DropoutOp op, GradArgs &a) -> LogicalResult {
     if (op.getRatio().convertToDouble() != 0.0)
       return op.emitError()
-             << describeOp(op) << " with ratio " << op.getRatio().convertToDouble()
+             << describeOp(op) << " with ratio "
+             << op.getRatio().convertToDouble()
              << " has no gradient rule: training dropout is not supported yet; "
-                "export the model with dropout disabled (ratio 0) or freeze the "
+                "export the model with dropout disabled (ratio 0) or freeze "
+                "the "
                 "weights that reach it";
     a.set(0, a.grad());
     return success();

@@ -107,8 +107,8 @@ Value GradBuilder::reduceTo(Value grad, ArrayRef<int64_t> shape) {
   ArrayRef<int64_t> from = shapeOf(grad);
   if (from == shape)
     return grad;
-  int64_t lead = static_cast<int64_t>(from.size()) -
-                 static_cast<int64_t>(shape.size());
+  int64_t lead =
+      static_cast<int64_t>(from.size()) - static_cast<int64_t>(shape.size());
   assert(lead >= 0 && "an operand never has more dims than its broadcast");
   SmallVector<int64_t> axes;
   for (int64_t d = 0; d < static_cast<int64_t>(from.size()); ++d)

@@ -92,7 +92,8 @@ struct GradArgs {
   }
 };
 
-using GradFn = std::function<mlir::LogicalResult(mlir::Operation *, GradArgs &)>;
+using GradFn =
+    std::function<mlir::LogicalResult(mlir::Operation *, GradArgs &)>;
 
 struct GradRule {
   GradFn fn;
@@ -107,12 +108,13 @@ struct GradRule {
 class GradRegistry {
 public:
   template <typename OpT, typename F>
-  void add(F rule, uint64_t inactiveOperands = 0, uint64_t inactiveResults = 0) {
-    rules[mlir::TypeID::get<OpT>()] = GradRule{
-        [rule](mlir::Operation *op, GradArgs &args) {
-          return rule(llvm::cast<OpT>(op), args);
-        },
-        inactiveOperands, inactiveResults};
+  void add(F rule, uint64_t inactiveOperands = 0,
+           uint64_t inactiveResults = 0) {
+    rules[mlir::TypeID::get<OpT>()] =
+        GradRule{[rule](mlir::Operation *op, GradArgs &args) {
+                   return rule(llvm::cast<OpT>(op), args);
+                 },
+                 inactiveOperands, inactiveResults};
   }
   const GradRule *lookup(mlir::Operation *op) const {
     auto it = rules.find(op->getName().getTypeID());

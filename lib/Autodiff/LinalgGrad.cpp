@@ -77,10 +77,10 @@ void registerConvPool(GradRegistry &r) {
     return success();
   });
   r.add<AvgPool2dOp>([](AvgPool2dOp op, GradArgs &a) {
-    a.set(0, a.b.op<AvgPool2dBackwardOp>(
-                 a.grad(), shapeOf(op.getInput()), op.getKernel(),
-                 op.getStrides(), op.getPads(), op.getCeilMode(),
-                 op.getCountIncludePad()));
+    a.set(0, a.b.op<AvgPool2dBackwardOp>(a.grad(), shapeOf(op.getInput()),
+                                         op.getKernel(), op.getStrides(),
+                                         op.getPads(), op.getCeilMode(),
+                                         op.getCountIncludePad()));
     return success();
   });
   // Each input element gets 1/(spatial size) of its channel's gradient.

@@ -12,7 +12,8 @@ using namespace mlir::oflow;
 namespace oflow::autodiff {
 namespace {
 
-template <typename BackwardOp, typename OpT> Value classLossGrad(OpT op, GradArgs &a) {
+template <typename BackwardOp, typename OpT>
+Value classLossGrad(OpT op, GradArgs &a) {
   return a.b.op<BackwardOp>(op->getOperand(0), op.getLabels(), a.grad(),
                             op.getReduction(), op.getIgnoreIndexAttr());
 }

@@ -15,8 +15,7 @@ namespace {
 
 /// The result gradient of a reduction, shaped as with keepdims.
 template <typename OpT> Value keptGrad(OpT op, GradArgs &a) {
-  return a.b.reshape(a.grad(),
-                     keptShape(shapeOf(op.getInput()), op.getAxes()));
+  return a.b.reshape(a.grad(), keptShape(shapeOf(op.getInput()), op.getAxes()));
 }
 
 int64_t countOver(ArrayRef<int64_t> shape, ArrayRef<int64_t> axes) {
@@ -42,8 +41,8 @@ void registerReductions(GradRegistry &r) {
     GradBuilder &b = a.b;
     Value x = op.getInput();
     SmallVector<int64_t> kept = keptShape(shapeOf(x), op.getAxes());
-    Value isMax = b.compare(ComparePredicate::eq, x,
-                            b.reshape(op.getOutput(), kept));
+    Value isMax =
+        b.compare(ComparePredicate::eq, x, b.reshape(op.getOutput(), kept));
     Value mask = b.op<CastOp>(isMax, tensorType(x).getElementType());
     Value count = b.sum(mask, op.getAxes(), /*keepdims=*/true);
     a.set(0, b.mul(b.div(keptGrad(op, a), count), mask));
@@ -128,8 +127,7 @@ void registerNorms(GradRegistry &r) {
           return success();
         int64_t rank = tensorType(x).getRank();
         SmallVector<int64_t> axes = axesExcept(rank, {1});
-        Normalized n =
-            normalize(b, x, axes, op.getEpsilon().convertToDouble());
+        Normalized n = normalize(b, x, axes, op.getEpsilon().convertToDouble());
         if (a.needs(0)) {
           Value scale = channelShaped(b, op.getScale(), rank);
           a.set(0, normalizeGrad(b, n, b.mul(g, scale), axes));
@@ -154,7 +152,8 @@ void registerNorms(GradRegistry &r) {
             b.add(var, b.scalarLike(op.getEpsilon().convertToDouble(), var)));
         Value rstdC = channelShaped(b, rstd, rank);
         if (a.needs(0))
-          a.set(0, b.mul(g, b.mul(channelShaped(b, op.getScale(), rank), rstdC)));
+          a.set(0,
+                b.mul(g, b.mul(channelShaped(b, op.getScale(), rank), rstdC)));
         if (a.needs(1)) {
           Value xhat =
               b.mul(b.sub(x, channelShaped(b, op.getMean(), rank)), rstdC);
