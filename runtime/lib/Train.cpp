@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
+#include <unistd.h>
 
 namespace oflow_rt {
 
@@ -165,9 +166,17 @@ int Trainer::run() {
     if (m.grads.empty())
       throw Error("--dump-grads: the program has no gradient outputs");
   }
-  if (!o.exportPath.empty() && p.modelSize() == 0)
-    throw Error("--export: this program embeds no ONNX model (it was not "
-                "compiled from one), so there is nothing to export into");
+  if (!o.exportPath.empty()) {
+    if (p.modelSize() == 0)
+      throw Error("--export: this program embeds no ONNX model (it was not "
+                  "compiled from one), so there is nothing to export into");
+    // Fail now, not after the training, when the file cannot be written.
+    size_t slash = o.exportPath.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : o.exportPath.substr(0, slash + 1);
+    if (::access(dir.c_str(), W_OK) != 0)
+      throw Error("--export " + o.exportPath + ": cannot write to " + dir +
+                  ": " + errnoText());
+  }
 
   feed = std::make_unique<Feeder>(m, loadData(m, o.data, "--data"),
                                   o.shuffle ? std::optional<uint64_t>(o.seed)
@@ -223,8 +232,15 @@ int Trainer::run() {
                   (std::isnan(loss) ? "nan" : "inf") +
                   " (training diverged; this state is not saved)");
     const ScalarRecord *used = m.findScalar("lr_used");
-    log->step(k, loss, used ? static_cast<float>(p.readValue(used->dtype, used->offset))
-                            : static_cast<float>(lr));
+    std::vector<std::pair<std::string, float>> extra;
+    for (const OutputRecord *out : m.outputsOf("train"))
+      if (out->name != "loss" && out->dims.empty() &&
+          (out->dtype == DType::F32 || out->dtype == DType::F64 || !isFloat(out->dtype)))
+        extra.emplace_back(out->name, static_cast<float>(p.readValue(out->dtype, out->offset)));
+    log->step(k, loss,
+              used ? static_cast<float>(p.readValue(used->dtype, used->offset))
+                   : static_cast<float>(lr),
+              extra);
     int64_t done = k + 1;
     if (!o.saveDir.empty() && o.saveEvery && done % o.saveEvery == 0) {
       save(done);

@@ -164,6 +164,10 @@ def main():
           "stdout lacks one line per step")
     check(all(k in json_lines(p("log.json"))[0] for k in ("samples_per_s", "elapsed_s")),
           "JSON lacks throughput fields")
+    first = json_lines(p("log.json"))[0]
+    _, resid0 = forward(W0, np.zeros(T, np.float32), x[:B], tag[:B], y[:B])
+    check(abs(first.get("mae", -1) - np.mean(np.abs(resid0))) < 1e-6 and " mae " in r.stdout,
+          "the extra scalar output 'mae' is not logged: %s" % first)
     check(log[-1][1] < 0.2 * log[0][1], "loss did not fall: %s -> %s" % (log[0][1], log[-1][1]))
     ref = reference(x, tag, y, 0.05, 60)
     worst = max(abs(l - r_) / max(abs(r_), 1e-6) for (_, l, _), r_ in zip(log, ref))
@@ -324,6 +328,8 @@ def main():
           "--check-memory: %s" % r.stderr)
 
     # --export: the embedded model with the trained variables.
+    one_line_error(run(train, *data, "--export", p("nodir", "out.onnx")), train,
+                   "cannot write to " + p("nodir"))
     r = run(train, "--steps", 20, *data, "--save", p("X"), "--export", p("out.onnx"))
     check(r.returncode == 0, "export run: %s" % r.stderr)
     m = onnx.load(p("out.onnx"))

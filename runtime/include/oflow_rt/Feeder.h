@@ -41,8 +41,9 @@ public:
 
   /// Writes batch `step` of every input into `io`.
   void fill(int64_t step, uint8_t *io);
-  /// Row of the file that sample i of batch `step` reads (for tests).
-  int64_t rowFor(int64_t step, int64_t i, int64_t n);
+  /// Row of an n-row file that sample i of batch `step` reads, when a batch
+  /// has `rows` samples (the input's dims[0], the manifest's batch).
+  int64_t rowFor(int64_t step, int64_t i, int64_t rows, int64_t n);
   /// Names of the inputs that are synthesized.
   std::vector<std::string> synthesized() const;
   /// Rows of the smallest file (0 when every input is synthetic).

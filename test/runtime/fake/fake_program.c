@@ -74,6 +74,7 @@ const char oflow_manifest[] =
     "input tag i64 1 8 128 int:0:3\n"
     "input y f32 1 8 192 normal\n"
     "output train loss f32 0 256\n"
+    "output train mae f32 0 704\n"
     "output grads loss f32 0 256\n"
     "grad w f32 1 4 320\n"
     "grad b f32 1 3 384\n"
@@ -140,6 +141,12 @@ void _mlir_ciface_oflow_train_step(oflow_buffer *state, oflow_buffer *io,
                                    oflow_buffer *arena) {
   float resid[B], gw[D], gb[T];
   *F(io, LOSS) = forward(state, io, arena, resid);
+#ifndef FAKE_MINIMAL
+  float mae = 0; /* a second scalar output, which the runtime logs too */
+  for (int i = 0; i < B; ++i)
+    mae += resid[i] < 0 ? -resid[i] : resid[i];
+  *F(io, PRED) = mae / B;
+#endif
   gradients(io, resid, gw, gb);
   int64_t step = *(const int64_t *)(io->aligned + STEP);
   float lr = *F(io, LR) / (1.0f + 0.1f * (float)step);
