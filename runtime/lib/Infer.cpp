@@ -35,6 +35,8 @@ int runInfer(Program &p, const std::string &exe, int argc, char **argv) {
     return 0;
   }
   p.requireEntry("infer", "inference");
+  if (o.threads)
+    oflow_rt_set_threads(o.threads);
   p.loadWeightsFile(o.weights);
 
   std::vector<NamedFile> files = o.inputs;

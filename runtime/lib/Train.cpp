@@ -150,6 +150,11 @@ void Trainer::save(int64_t stepsDone) {
 int Trainer::run() {
   p.requireEntry("train", "training");
   lossOutput(m, "train");
+  if (m.batch < 1)
+    throw Error("the manifest's batch is " + std::to_string(m.batch) +
+                "; training needs at least one row per step");
+  if (o.threads)
+    oflow_rt_set_threads(o.threads);
 
   // Everything below is checked before the first step.
   const ScalarRecord *lrScalar = m.findScalar("lr");

@@ -323,7 +323,7 @@ def main():
                    "no file for input 'tag'", code=2)
 
     # --check-memory runs the same training with the arena poisoned.
-    r = run(train, "--steps", 10, *data, "--check-memory", "--log-json", p("m.json"))
+    r = run(train, "--steps", 10, *data, "--check-memory", "--threads", 1, "--log-json", p("m.json"))
     check(r.returncode == 0 and losses(p("m.json")) == losses(p("log.json"))[:10],
           "--check-memory: %s" % r.stderr)
 

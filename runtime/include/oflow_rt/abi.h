@@ -69,6 +69,8 @@ void oflow_rt_sgemm_batched(int64_t batch, int64_t trans_a, int64_t trans_b,
                             const float *b, int64_t ldb, int64_t stride_b,
                             float beta, float *c, int64_t ldc,
                             int64_t stride_c);
+/* Caps the threads the BLAS kernels use (the executable's --threads). */
+void oflow_rt_set_threads(int64_t threads);
 
 #ifdef __cplusplus
 }
