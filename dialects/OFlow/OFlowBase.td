@@ -35,6 +35,16 @@ def OFlow_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kMeshAttrName = "oflow.mesh";
     static constexpr ::llvm::StringLiteral kSbpAttrName = "oflow.sbp";
     static constexpr ::llvm::StringLiteral kNameAttrName = "oflow.name";
+    /// Set by autodiff on the `oflow.weight`s it trains.
+    static constexpr ::llvm::StringLiteral kTrainableAttrName = "oflow.trainable";
+    /// On a generated entry function: "train", "grads" or "infer".
+    static constexpr ::llvm::StringLiteral kEntryAttrName = "oflow.entry";
+    /// On the train entry: the optimizer and schedule hyper-parameters.
+    static constexpr ::llvm::StringLiteral kOptimizerAttrName = "oflow.optimizer";
+    /// On an entry's argument/result: a runtime scalar (lr, step, lr_used).
+    static constexpr ::llvm::StringLiteral kScalarAttrName = "oflow.scalar";
+    /// On a grads entry's result: the parameter it is the gradient of.
+    static constexpr ::llvm::StringLiteral kGradOfAttrName = "oflow.grad_of";
   private:
     void registerAttributes();
   public:

@@ -2,7 +2,10 @@
 //
 // Dialect registration and the checks of oflow's discardable attributes:
 // `oflow.mesh` on the module, `oflow.sbp` on values (checked against the
-// module's mesh and the value's shape), `oflow.name` on graph inputs/outputs.
+// module's mesh and the value's shape), `oflow.name` on graph inputs/outputs,
+// and the training markers: `oflow.trainable` on weights, `oflow.entry` and
+// `oflow.optimizer` on entry functions, `oflow.scalar` / `oflow.grad_of` on
+// their arguments and results.
 //
 //===----------------------------------------------------------------------===//
 #include "OFlow/OFlowDialect.h"
@@ -85,6 +88,33 @@ LogicalResult OFlowDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << name << "' must be a string";
     return success();
   }
+  if (name == kTrainableAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<WeightOp>(op))
+      return op->emitError() << "'" << name
+                             << "' is a unit attribute of oflow.weight";
+    return success();
+  }
+  if (name == kEntryAttrName) {
+    auto kind = dyn_cast<StringAttr>(attr.getValue());
+    if (!kind || !isa<FunctionOpInterface>(op) ||
+        !llvm::is_contained({"train", "grads", "infer"}, kind.getValue()))
+      return op->emitError() << "'" << name << "' must be \"train\", "
+                             << "\"grads\" or \"infer\" on a function";
+    return success();
+  }
+  if (name == kOptimizerAttrName) {
+    if (!isa<DictionaryAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << name
+                             << "' must be a dictionary on a function";
+    return success();
+  }
+  // Buffer layouts and the memory plan, attached by the codegen passes
+  // (which check their contents).
+  static constexpr llvm::StringLiteral kCodegenAttrs[] = {
+      "oflow.state_offset", "oflow.io",          "oflow.io_bytes",
+      "oflow.state_bytes",  "oflow.arena_bytes", "oflow.memory_plan"};
+  if (llvm::is_contained(kCodegenAttrs, name))
+    return success();
   return op->emitError() << "unknown oflow attribute '" << name << "'";
 }
 
@@ -93,7 +123,9 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
   StringRef name = attr.getName().getValue();
   if (name == OFlowDialect::kSbpAttrName)
     return verifySbpOnType(op, attr.getValue(), type, what);
-  if (name == OFlowDialect::kNameAttrName) {
+  if (name == OFlowDialect::kNameAttrName ||
+      name == OFlowDialect::kScalarAttrName ||
+      name == OFlowDialect::kGradOfAttrName) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' on " << what
                              << " must be a string";

@@ -1,9 +1,19 @@
 //===- Compiler.cpp - run the pipeline up to --emit -----------------------===//
 #include "oflow/Driver/Driver.h"
+#include "Pipelines.h"
+
+#include "OFlow/OFlowOps.h"
+#include "oflow/Codegen/Passes.h"
+#include "oflow/Codegen/Program.h"
 
 #include "mlir/IR/OperationSupport.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -44,49 +54,9 @@ std::vector<std::string> emitStageNames() {
   return names;
 }
 
-/// What a stage that this build does not have yet needs, for the message.
-static const char *missingStageReason(EmitStage stage) {
-  switch (stage) {
-  case EmitStage::Training:
-    return "the training-graph passes (loss, autodiff, optimizer)";
-  case EmitStage::Sbp:
-  case EmitStage::Partitioned:
-  case EmitStage::Plan:
-    return "SBP inference, boxing and partitioning";
-  case EmitStage::Linalg:
-  case EmitStage::Llvm:
-  case EmitStage::Obj:
-  case EmitStage::Exe:
-    return "lowering and code generation";
-  case EmitStage::Mlir:
-    break;
-  }
-  return "";
-}
-
-int runCompiler(MLIRContext &context, const CompileOptions &options) {
-  Location cliLoc = NameLoc::get(StringAttr::get(&context, "oflow-compile"));
-  // Refuse stages this build cannot produce before doing any work, so the
-  // user learns it at once (never a silently different output).
-  if (options.emit != EmitStage::Mlir) {
-    emitError(cliLoc) << "--emit=" << emitStageName(options.emit)
-                      << " is not available yet: this version has no "
-                      << missingStageReason(options.emit)
-                      << "; use --emit=mlir to print the imported oflow IR";
-    return 1;
-  }
-
-  // --mlir-timing reports each stage (and, later, each pass).
-  DefaultTimingManager timing;
-  applyDefaultTimingManagerCLOptions(timing);
-  TimingScope root = timing.getRootScope();
-  TimingScope importTimer = root.nest("import (" + options.input + ")");
-  OwningOpRef<ModuleOp> module = loadModel(context, options);
-  importTimer.stop();
-  if (!module)
-    return 1;
-  TimingScope printTimer = root.nest("print IR");
-
+/// Writes IR (weights elided unless asked for) atomically to the output.
+static LogicalResult printModule(ModuleOp module, const CompileOptions &options,
+                                 Location cliLoc) {
   OpPrintingFlags flags;
   // Without --print-weights, print no resource section at all: MLIR would
   // hex-encode every weight blob before eliding it (seconds for a 124M
@@ -99,11 +69,190 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
         module->print(os, flags);
         return llvm::Error::success();
       });
-  if (err) {
-    emitError(cliLoc) << "cannot write '" << options.output
-                      << "': " << llvm::toString(std::move(err));
+  if (err)
+    return emitError(cliLoc) << "cannot write '" << options.output
+                             << "': " << llvm::toString(std::move(err));
+  return success();
+}
+
+static std::string humanBytes(int64_t bytes) {
+  char text[32];
+  if (bytes >= (1 << 20))
+    std::snprintf(text, sizeof text, "%.2f MiB", bytes / 1048576.0);
+  else
+    std::snprintf(text, sizeof text, "%.1f KiB", bytes / 1024.0);
+  return text;
+}
+
+/// The parameters being trained and the memory plan, on stderr.
+static void reportProgram(ModuleOp module, const CompileOptions &options) {
+  if (!options.verbose)
+    return;
+  if (options.mode == Mode::Train) {
+    int64_t count = 0, values = 0;
+    std::string names;
+    for (auto var : module.getOps<mlir::oflow::VariableOp>()) {
+      if (var.getRole() != mlir::oflow::VariableRole::param)
+        continue;
+      ++count;
+      values += cast<RankedTensorType>(var.getType()).getNumElements();
+      names += (names.empty() ? "" : ", ") +
+               (var.getModelName() ? var.getModelName()->str()
+                                   : var.getSymName().str());
+    }
+    llvm::errs() << "oflow-compile: training " << count << " parameters ("
+                 << values << " values): " << names << "\n";
+  }
+}
+
+static void reportMemoryPlan(ModuleOp module, const CompileOptions &options) {
+  if (!options.verbose)
+    return;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto entry = func->getAttrOfType<StringAttr>(kEntryAttr);
+    auto plan = func->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr);
+    if (!entry || !plan)
+      continue;
+    int64_t peak = plan.getAs<IntegerAttr>("peak").getInt();
+    int64_t naive = plan.getAs<IntegerAttr>("naive").getInt();
+    int64_t bound = plan.getAs<IntegerAttr>("lower_bound").getInt();
+    llvm::errs() << "oflow-compile: memory plan (" << entry.getValue()
+                 << "): peak " << humanBytes(peak) << ", naive "
+                 << humanBytes(naive) << ", liveness lower bound "
+                 << humanBytes(bound) << ", "
+                 << plan.getAs<IntegerAttr>("buffers").getInt() << " buffers\n";
+  }
+}
+
+int runCompiler(MLIRContext &context, const CompileOptions &options) {
+  Location cliLoc = NameLoc::get(StringAttr::get(&context, "oflow-compile"));
+  // Refuse what this build cannot produce before doing any work.
+  if (options.emit == EmitStage::Sbp || options.emit == EmitStage::Partitioned ||
+      options.emit == EmitStage::Plan) {
+    emitError(cliLoc) << "--emit=" << emitStageName(options.emit)
+                      << " is not available yet: this version has no SBP "
+                         "inference, boxing or partitioning (issue #4)";
     return 1;
   }
+  bool codegen = options.emit >= EmitStage::Llvm;
+  if (codegen && options.target == Target::Cuda) {
+    emitError(cliLoc) << "--target cuda is not available yet (no CUDA code "
+                         "generation in this version); use --target cpu";
+    return 1;
+  }
+  bool multiDevice = false;
+  for (int64_t d : options.mesh)
+    multiDevice |= d > 1;
+  if (multiDevice && options.emit > EmitStage::Training) {
+    emitError(cliLoc) << "--mesh with more than one device needs SBP "
+                         "partitioning, which this version does not have yet "
+                         "(issue #4); compile for one device";
+    return 1;
+  }
+  registerPipelinePasses();
+
+  // --mlir-timing reports each stage and each pass.
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope root = timing.getRootScope();
+  TimingScope importTimer = root.nest("import (" + options.input + ")");
+  std::string exportTemplate;
+  CompileOptions loadOptions = options;
+  if (options.mode == Mode::Train && codegen)
+    loadOptions.import.exportTemplate = &exportTemplate;
+  OwningOpRef<ModuleOp> module = loadModel(context, loadOptions);
+  importTimer.stop();
+  if (!module)
+    return 1;
+  auto finish = [&](EmitStage stage) {
+    return options.emit == stage ? printModule(*module, options, cliLoc) : success();
+  };
+  if (options.emit == EmitStage::Mlir)
+    return failed(finish(EmitStage::Mlir)) ? 1 : 0;
+
+  {
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return 1;
+    TimingScope scope = root.nest("training graph");
+    pm.enableTiming(scope);
+    if (failed(addTrainingPasses(pm, options)) || failed(pm.run(*module)))
+      return 1;
+  }
+  reportProgram(*module, options);
+  if (options.emit == EmitStage::Training)
+    return failed(finish(EmitStage::Training)) ? 1 : 0;
+
+  {
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return 1;
+    TimingScope scope = root.nest("lower to linalg");
+    pm.enableTiming(scope);
+    if (failed(addLinalgPasses(pm, options)) || failed(pm.run(*module)))
+      return 1;
+  }
+  if (options.emit == EmitStage::Linalg)
+    return failed(finish(EmitStage::Linalg)) ? 1 : 0;
+
+  {
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return 1;
+    TimingScope scope = root.nest("bufferize, plan memory");
+    pm.enableTiming(scope);
+    addBufferizePipeline(pm);
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+  reportMemoryPlan(*module, options);
+
+  ManifestInfo info;
+  info.mode = options.mode == Mode::Train ? "train" : "infer";
+  info.modelName = llvm::sys::path::filename(options.input).str();
+  info.batch = programBatch(*module);
+  info.extraLines = describeTraining(options);
+  auto image = extractProgramImage(*module, info);
+  if (failed(image))
+    return 1;
+  image->onnxModel = std::move(exportTemplate);
+
+  {
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return 1;
+    TimingScope scope = root.nest("lower to LLVM");
+    pm.enableTiming(scope);
+    addLowerToLlvmPipeline(pm);
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+
+  TimingScope emitTimer = root.nest("LLVM: optimize, emit, link");
+  if (options.emit == EmitStage::Llvm || options.emit == EmitStage::Obj) {
+    if (options.output == "-" && options.emit == EmitStage::Obj) {
+      emitError(cliLoc) << "--emit=obj needs an output file (-o)";
+      return 1;
+    }
+    return failed(emitProgram(*module, *image, options.output,
+                              options.emit == EmitStage::Llvm))
+               ? 1
+               : 0;
+  }
+  if (options.output == "-") {
+    emitError(cliLoc) << "an executable needs an output file: pass -o NAME";
+    return 1;
+  }
+  llvm::SmallString<128> object;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("oflow-program", "o", object)) {
+    emitError(cliLoc) << "cannot create a temporary object file: " << ec.message();
+    return 1;
+  }
+  auto removeObject = llvm::make_scope_exit([&] { llvm::sys::fs::remove(object); });
+  if (failed(emitProgram(*module, *image, object, /*asText=*/false)) ||
+      failed(linkExecutable(cliLoc, object, options.output)))
+    return 1;
   return 0;
 }
 

@@ -642,6 +642,9 @@ OwningOpRef<ModuleOp> (::oflow::importOnnxFile)(MLIRContext &context,
   } catch (const std::exception &e) {
     return fail("the model fails the ONNX checker: " + std::string(e.what()));
   }
+  std::optional<onnx::ModelProto> original;
+  if (options.exportTemplate)
+    original = model;
   if (!fixInputShapes(model, options, error))
     return fail(error);
   try {
@@ -660,5 +663,22 @@ OwningOpRef<ModuleOp> (::oflow::importOnnxFile)(MLIRContext &context,
     return fail(llvm::join(importer.errors, "; "));
   if (!module || failed(verify(*module)))
     return nullptr;
+  if (original) {
+    llvm::StringSet<> weights;
+    module->walk([&](WeightOp w) { weights.insert(w.getName()); });
+    for (onnx::TensorProto &init : *original->mutable_graph()->mutable_initializer()) {
+      if (!weights.contains(init.name()))
+        continue;
+      init.clear_raw_data();
+      init.clear_float_data();
+      init.clear_double_data();
+      init.clear_int32_data();
+      init.clear_int64_data();
+      init.clear_uint64_data();
+      init.clear_external_data();
+      init.clear_data_location();
+    }
+    *options.exportTemplate = original->SerializeAsString();
+  }
   return module;
 }

@@ -105,6 +105,57 @@ int run(int argc, char **argv) {
   app.add_option("--shape", shapes,
                  "fixes a graph input's shape: NAME=d0,d1,... (repeatable)");
 
+  // What the executable does: train (default) or run the model forward.
+  std::string mode = "train";
+  app.add_option("--mode", mode, "train: a training executable; infer: an "
+                                 "executable that runs the model forward")
+      ->check(CLI::IsMember({"train", "infer"}));
+  bool quiet = false;
+  app.add_flag("-q,--quiet", quiet,
+               "do not list the trained parameters and the memory plan");
+  oflow::TrainingOptions &t = options.training;
+  const char *training = "Training (PyTorch semantics)";
+  app.add_option("--loss", t.loss,
+                 "the loss when the model has no scalar output: "
+                 "cross-entropy (on output 0 against integer labels) or mse")
+      ->check(CLI::IsMember({"none", "cross-entropy", "mse"}))
+      ->group(training);
+  app.add_option("--label", t.label,
+                 "name of the labels input that --loss adds (default labels)")
+      ->group(training);
+  app.add_option("--freeze", t.freeze,
+                 "do not train this weight: a name or a regular expression "
+                 "(full match); repeatable")
+      ->group(training);
+  app.add_option("--optimizer", t.optimizer, "sgd (with --momentum, "
+                 "--nesterov), adam or adamw")
+      ->check(CLI::IsMember({"sgd", "adam", "adamw"}))
+      ->group(training);
+  app.add_option("--lr", t.lr, "base learning rate (the executable's --lr "
+                 "overrides it)")->group(training);
+  app.add_option("--momentum", t.momentum, "SGD momentum")->group(training);
+  app.add_option("--dampening", t.dampening, "SGD dampening")->group(training);
+  app.add_flag("--nesterov", t.nesterov, "Nesterov momentum")->group(training);
+  app.add_option("--beta1", t.beta1, "Adam beta1")->group(training);
+  app.add_option("--beta2", t.beta2, "Adam beta2")->group(training);
+  app.add_option("--eps", t.eps, "Adam epsilon")->group(training);
+  app.add_option("--weight-decay", t.weightDecay,
+                 "weight decay (L2 for sgd/adam, decoupled for adamw)")
+      ->group(training);
+  app.add_option("--clip-grad-norm", t.clipGradNorm,
+                 "clip the global gradient norm to this value (0: off)")
+      ->group(training);
+  app.add_option("--schedule", t.schedule,
+                 "learning-rate schedule: constant, linear-warmup, cosine, "
+                 "warmup-cosine")
+      ->check(CLI::IsMember({"constant", "linear-warmup", "cosine", "warmup-cosine"}))
+      ->group(training);
+  app.add_option("--warmup-steps", t.warmupSteps, "warm-up steps")->group(training);
+  app.add_option("--total-steps", t.totalSteps,
+                 "steps of the cosine schedule")->group(training);
+  app.add_option("--min-lr", t.minLr, "final learning rate of cosine decay")
+      ->group(training);
+
   try {
     app.parse(static_cast<int>(cliArgs.size()), cliArgs.data());
   } catch (const CLI::ParseError &e) {
@@ -130,6 +181,8 @@ int run(int argc, char **argv) {
   }
   options.target = target == "cpu" ? oflow::Target::Cpu : oflow::Target::Cuda;
   options.emit = *oflow::parseEmitStage(emit);
+  options.mode = mode == "infer" ? oflow::Mode::Infer : oflow::Mode::Train;
+  options.verbose = !quiet;
   if (*batchOpt)
     options.import.batch = batch;
   for (const std::string &spec : shapes) {

@@ -1,23 +1,30 @@
 //===- oflow-opt.cpp - run oflow passes on MLIR -----------------------------===//
 //
-// MlirOptMain with the oflow dialect and the upstream dialects the pipeline
-// uses, so every oflow pass can be run and tested alone.
+// MlirOptMain with the oflow dialect, every upstream dialect and pass the
+// pipeline uses, and the oflow passes, so every stage can be run and tested
+// alone.
 //
 //===----------------------------------------------------------------------===//
 #include "OFlow/OFlowDialect.h"
+#include "oflow/Codegen/Passes.h"
+#include "oflow/Training/Passes.h"
+#include "oflow/Autodiff/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/Transforms/Passes.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<mlir::oflow::OFlowDialect, mlir::func::FuncDialect,
-                  mlir::arith::ArithDialect, mlir::tensor::TensorDialect>();
-  mlir::registerTransformsPasses();
+  registry.insert<mlir::oflow::OFlowDialect>();
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerAllPasses();
+  oflow::registerOFlowCodegenPasses();
+  oflow::registerTrainingPasses();
+  oflow::registerAutodiffPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "oflow optimizer driver\n", registry));
 }

@@ -25,6 +25,30 @@ std::vector<std::string> emitStageNames();
 
 enum class Target { Cuda, Cpu };
 
+enum class Mode { Train, Infer };
+
+/// The training graph: loss, what to train, optimizer and LR schedule
+/// (PyTorch semantics; see the oflow-build-train-step pass).
+struct TrainingOptions {
+  std::string loss = "none"; ///< none (the model outputs a scalar) | cross-entropy | mse
+  std::string label = "labels";
+  std::vector<std::string> freeze;
+  std::string optimizer = "sgd"; ///< sgd | adam | adamw
+  double lr = 0.01;
+  double momentum = 0.0;
+  double dampening = 0.0;
+  bool nesterov = false;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weightDecay = 0.0;
+  double clipGradNorm = 0.0;
+  std::string schedule = "constant"; ///< constant | linear-warmup | cosine | warmup-cosine
+  int64_t warmupSteps = 0;
+  int64_t totalSteps = 0;
+  double minLr = 0.0;
+};
+
 struct CompileOptions {
   std::string input;
   std::string output = "-";
@@ -34,6 +58,10 @@ struct CompileOptions {
   Target target = Target::Cuda;
   EmitStage emit = EmitStage::Exe;
   bool printWeights = false;
+  /// Print the memory plan and the trained parameters on stderr.
+  bool verbose = true;
+  Mode mode = Mode::Train;
+  TrainingOptions training;
   ImportOptions import;
 };
 

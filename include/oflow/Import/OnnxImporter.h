@@ -17,6 +17,10 @@ struct ImportOptions {
   std::optional<int64_t> batch;
   /// Full static shapes for named graph inputs (`--shape NAME=d0,d1`).
   std::map<std::string, std::vector<int64_t>> shapes;
+  /// When set, receives the original model serialized with the data of every
+  /// initializer that became an `oflow.weight` removed: the executable embeds
+  /// it and fills in the trained values for `--export`.
+  std::string *exportTemplate = nullptr;
 };
 
 /// Imports an ONNX model (`.onnx` protobuf or `.onnxtext` text format) as a

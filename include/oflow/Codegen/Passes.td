@@ -1,0 +1,56 @@
+//===- Passes.td - oflow code generation passes ------------*- tablegen -*-===//
+#ifndef OFLOW_CODEGEN_PASSES_TD
+#define OFLOW_CODEGEN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def BindProgramInterface : Pass<"oflow-bind-program-interface", "mlir::ModuleOp"> {
+  let summary = "place variables, inputs and outputs in the state and io buffers";
+  let description = [{
+    Gives the program its binary interface (runtime/include/oflow_rt/abi.h):
+    every `oflow.variable` gets a byte offset in the state buffer
+    (`oflow.state_offset`), every entry argument and result a byte offset in
+    the io buffer (recorded in the module attribute `oflow.io`), and each entry
+    function (`oflow.entry`) becomes
+    `(%state: memref<?xi8>, %io: memref<?xi8>, %arena: memref<?xi8>) -> ()`
+    with a C interface: arguments and variable reads become read-only tensors
+    of `memref.view`s, results and variable writes are materialized into their
+    views. Integer inputs get the range their consumers accept
+    (`oflow.int_range`: embedding rows, class count) for synthetic data.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::bufferization::BufferizationDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def PlanMemory : Pass<"oflow-plan-memory", "mlir::ModuleOp"> {
+  let summary = "place every buffer of the entry functions in one static arena";
+  let description = [{
+    After bufferization: each top-level `memref.alloc` of an entry function is
+    live from its allocation to the last use of any view of it; buffers whose
+    lifetimes do not overlap share bytes of the arena (the third entry
+    argument). Offsets are chosen greedily, largest buffer first, at the
+    lowest address that fits. Records `oflow.arena_bytes` and, per entry,
+    `oflow.memory_plan` = {peak, naive, lower_bound} in bytes (naive: every
+    buffer its own bytes; lower bound: the most bytes live at one time).
+    In checking mode (the io scalar `poison` is 1 at run time) every region is
+    filled with 0xFF bytes (NaN for floats) right after its value dies, so a
+    planning error shows up as NaN instead of plausible numbers.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
+                           "mlir::linalg::LinalgDialect", "mlir::arith::ArithDialect"];
+}
+
+def LinalgToBlas : Pass<"oflow-linalg-to-blas", "mlir::func::FuncOp"> {
+  let summary = "f32 linalg.matmul / batch_matmul on memrefs -> runtime BLAS calls";
+  let description = [{
+    Replaces `linalg.matmul` and `linalg.batch_matmul` with their default
+    indexing maps, f32 operands and unit inner strides by calls to
+    `oflow_rt_sgemm` / `oflow_rt_sgemm_batched` (C += A * B, so beta = 1),
+    which the runtime implements with OpenBLAS. Others stay loops.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+#endif // OFLOW_CODEGEN_PASSES_TD

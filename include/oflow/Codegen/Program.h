@@ -1,0 +1,60 @@
+//===- Program.h - from bound, bufferized IR to an executable ---*- C++ -*-===//
+#ifndef OFLOW_CODEGEN_PROGRAM_H
+#define OFLOW_CODEGEN_PROGRAM_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace oflow {
+
+/// Everything besides code that the runtime needs (abi.h): the manifest text
+/// and the initial bytes of the state buffer's variables.
+struct ProgramImage {
+  std::string manifest;
+  std::vector<uint8_t> stateInit;
+  /// The ONNX model with the variables' initializer data stripped, for
+  /// `--export` (empty when the program came from MLIR).
+  std::string onnxModel;
+};
+
+struct ManifestInfo {
+  std::string mode;      // train | infer
+  std::string modelName; // informational
+  int64_t batch = 0;
+  std::vector<std::string> extraLines; // optimizer/schedule records
+};
+
+/// Passes from linalg-on-tensors to a planned, bufferized program:
+/// elementwise fusion, one-shot bufferization, the static memory plan, BLAS
+/// calls.
+void addBufferizePipeline(mlir::OpPassManager &pm);
+/// Passes from the bufferized program to the LLVM dialect.
+void addLowerToLlvmPipeline(mlir::OpPassManager &pm);
+
+/// Reads the manifest and initial state from a module bound by
+/// oflow-bind-program-interface and planned by oflow-plan-memory, then
+/// removes what LLVM translation cannot see (variables, oflow.* attributes).
+mlir::FailureOr<ProgramImage> extractProgramImage(mlir::ModuleOp module,
+                                                  const ManifestInfo &info);
+
+/// Escapes a name for the manifest (%XX outside [A-Za-z0-9._:/-]).
+std::string escapeManifestName(llvm::StringRef name);
+
+/// Translates an LLVM-dialect module to LLVM IR for the host, adds the image
+/// as data, optimizes (O3) and writes LLVM IR text (`asText`) or an object.
+mlir::LogicalResult emitProgram(mlir::ModuleOp module, const ProgramImage &image,
+                                llvm::StringRef path, bool asText);
+
+/// Links an object with the runtime into an executable (the system C++
+/// driver; the runtime library is found next to this compiler or through
+/// OFLOW_RUNTIME_DIR).
+mlir::LogicalResult linkExecutable(mlir::Location loc, llvm::StringRef object,
+                                   llvm::StringRef output);
+
+} // namespace oflow
+
+#endif

@@ -1,0 +1,178 @@
+//===- NormGrad.cpp - gradients of reductions, softmax and normalizations -===//
+//
+// Normalizations recompute their statistics from the forward input (the
+// forward ops return only the normalized tensor); canonicalization/CSE may
+// later share them with the forward computation.
+//
+//===----------------------------------------------------------------------===//
+#include "GradRules.h"
+
+using namespace mlir;
+using namespace mlir::oflow;
+
+namespace oflow::autodiff {
+namespace {
+
+/// The result gradient of a reduction, shaped as with keepdims.
+template <typename OpT> Value keptGrad(OpT op, GradArgs &a) {
+  return a.b.reshape(a.grad(),
+                     keptShape(shapeOf(op.getInput()), op.getAxes()));
+}
+
+int64_t countOver(ArrayRef<int64_t> shape, ArrayRef<int64_t> axes) {
+  int64_t n = 1;
+  for (int64_t axis : axes)
+    n *= shape[axis];
+  return n;
+}
+
+void registerReductions(GradRegistry &r) {
+  r.add<ReduceSumOp>([](ReduceSumOp op, GradArgs &a) {
+    a.set(0, a.b.expand(keptGrad(op, a), shapeOf(op.getInput())));
+    return success();
+  });
+  r.add<ReduceMeanOp>([](ReduceMeanOp op, GradArgs &a) {
+    ArrayRef<int64_t> in = shapeOf(op.getInput());
+    double n = static_cast<double>(countOver(in, op.getAxes()));
+    a.set(0, a.b.expand(a.b.scale(keptGrad(op, a), 1.0 / n), in));
+    return success();
+  });
+  // torch.amax: the gradient is shared evenly among the tied maxima.
+  r.add<ReduceMaxOp>([](ReduceMaxOp op, GradArgs &a) {
+    GradBuilder &b = a.b;
+    Value x = op.getInput();
+    SmallVector<int64_t> kept = keptShape(shapeOf(x), op.getAxes());
+    Value isMax = b.compare(ComparePredicate::eq, x,
+                            b.reshape(op.getOutput(), kept));
+    Value mask = b.op<CastOp>(isMax, tensorType(x).getElementType());
+    Value count = b.sum(mask, op.getAxes(), /*keepdims=*/true);
+    a.set(0, b.mul(b.div(keptGrad(op, a), count), mask));
+    return success();
+  });
+}
+
+void registerSoftmax(GradRegistry &r) {
+  // y * (g - sum(g * y))
+  r.add<SoftmaxOp>([](SoftmaxOp op, GradArgs &a) {
+    GradBuilder &b = a.b;
+    Value y = op.getOutput(), g = a.grad();
+    int64_t axis = op.getAxis();
+    Value dot = b.sum(b.mul(g, y), {axis}, /*keepdims=*/true);
+    a.set(0, b.mul(y, b.sub(g, dot)));
+    return success();
+  });
+  // g - exp(y) * sum(g)
+  r.add<LogSoftmaxOp>([](LogSoftmaxOp op, GradArgs &a) {
+    GradBuilder &b = a.b;
+    Value y = op.getOutput(), g = a.grad();
+    int64_t axis = op.getAxis();
+    Value total = b.sum(g, {axis}, /*keepdims=*/true);
+    a.set(0, b.sub(g, b.mul(b.op<ExpOp>(y), total)));
+    return success();
+  });
+}
+
+/// Normalized input and 1/std over `axes` (biased variance), kept dims.
+struct Normalized {
+  Value xhat, rstd;
+};
+
+Normalized normalize(GradBuilder &b, Value x, ArrayRef<int64_t> axes,
+                     double epsilon) {
+  Value centered = b.sub(x, b.meanKeep(x, axes));
+  Value var = b.meanKeep(b.mul(centered, centered), axes);
+  Value rstd = b.op<RsqrtOp>(b.add(var, b.scalarLike(epsilon, x)));
+  return {b.mul(centered, rstd), rstd};
+}
+
+/// dx of xhat-normalization given d(xhat): the standard full backward,
+/// rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)).
+Value normalizeGrad(GradBuilder &b, const Normalized &n, Value dxhat,
+                    ArrayRef<int64_t> axes) {
+  Value meanD = b.meanKeep(dxhat, axes);
+  Value meanDX = b.meanKeep(b.mul(dxhat, n.xhat), axes);
+  return b.mul(n.rstd, b.sub(b.sub(dxhat, meanD), b.mul(n.xhat, meanDX)));
+}
+
+/// A per-channel [C] vector shaped to broadcast over [N, C, d...].
+Value channelShaped(GradBuilder &b, Value v, int64_t rank) {
+  SmallVector<int64_t> shape(rank, 1);
+  shape[1] = shapeOf(v)[0];
+  return b.reshape(v, shape);
+}
+
+void registerNorms(GradRegistry &r) {
+  r.add<LayerNormOp>([](LayerNormOp op, GradArgs &a) {
+    GradBuilder &b = a.b;
+    Value x = op.getInput(), g = a.grad();
+    int64_t rank = tensorType(x).getRank(), axis = op.getAxis();
+    SmallVector<int64_t> normAxes, outerAxes;
+    for (int64_t d = 0; d < rank; ++d)
+      (d < axis ? outerAxes : normAxes).push_back(d);
+    Normalized n = normalize(b, x, normAxes, op.getEpsilon().convertToDouble());
+    if (a.needs(0))
+      a.set(0, normalizeGrad(b, n, b.mul(g, op.getScale()), normAxes));
+    if (a.needs(1))
+      a.set(1, b.sum(b.mul(g, n.xhat), outerAxes, /*keepdims=*/false));
+    if (a.needs(2))
+      a.set(2, b.sum(g, outerAxes, /*keepdims=*/false));
+    return success();
+  });
+  // Batch statistics (biased variance); the running statistics (operands 3
+  // and 4, results 1 and 2) are buffers and carry no gradient.
+  r.add<BatchNormTrainingOp>(
+      [](BatchNormTrainingOp op, GradArgs &a) {
+        GradBuilder &b = a.b;
+        Value x = op.getInput(), g = a.grad(0);
+        if (!g)
+          return success();
+        int64_t rank = tensorType(x).getRank();
+        SmallVector<int64_t> axes = axesExcept(rank, {1});
+        Normalized n =
+            normalize(b, x, axes, op.getEpsilon().convertToDouble());
+        if (a.needs(0)) {
+          Value scale = channelShaped(b, op.getScale(), rank);
+          a.set(0, normalizeGrad(b, n, b.mul(g, scale), axes));
+        }
+        if (a.needs(1))
+          a.set(1, b.sum(b.mul(g, n.xhat), axes, /*keepdims=*/false));
+        if (a.needs(2))
+          a.set(2, b.sum(g, axes, /*keepdims=*/false));
+        return success();
+      },
+      /*inactiveOperands=*/0b11000, /*inactiveResults=*/0b110);
+  // y = (x - mean) * rstd * scale + bias with given statistics, which are
+  // buffers (running statistics) and carry no gradient.
+  r.add<BatchNormInferenceOp>(
+      [](BatchNormInferenceOp op, GradArgs &a) {
+        GradBuilder &b = a.b;
+        Value x = op.getInput(), g = a.grad();
+        int64_t rank = tensorType(x).getRank();
+        SmallVector<int64_t> axes = axesExcept(rank, {1});
+        Value var = op.getVariance();
+        Value rstd = b.op<RsqrtOp>(
+            b.add(var, b.scalarLike(op.getEpsilon().convertToDouble(), var)));
+        Value rstdC = channelShaped(b, rstd, rank);
+        if (a.needs(0))
+          a.set(0, b.mul(g, b.mul(channelShaped(b, op.getScale(), rank), rstdC)));
+        if (a.needs(1)) {
+          Value xhat =
+              b.mul(b.sub(x, channelShaped(b, op.getMean(), rank)), rstdC);
+          a.set(1, b.sum(b.mul(g, xhat), axes, /*keepdims=*/false));
+        }
+        if (a.needs(2))
+          a.set(2, b.sum(g, axes, /*keepdims=*/false));
+        return success();
+      },
+      /*inactiveOperands=*/0b11000);
+}
+
+} // namespace
+
+void registerNormGradRules(GradRegistry &registry) {
+  registerReductions(registry);
+  registerSoftmax(registry);
+  registerNorms(registry);
+}
+
+} // namespace oflow::autodiff

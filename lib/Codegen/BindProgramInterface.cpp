@@ -1,0 +1,287 @@
+//===- BindProgramInterface.cpp - state/io layout of the entry functions --===//
+//
+// The runtime sees a program as three byte buffers (abi.h). This pass decides
+// where every variable, input, output and scalar lives in them and rewrites
+// each entry function to take the buffers, so that nothing after it needs to
+// know about variables or named inputs.
+//
+//===----------------------------------------------------------------------===//
+#include "oflow/Codegen/Passes.h"
+
+#include "OFlow/OFlowOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <map>
+
+namespace oflow {
+#define GEN_PASS_DEF_BINDPROGRAMINTERFACE
+#include "oflow/Codegen/Passes.h.inc"
+} // namespace oflow
+
+using namespace mlir;
+
+namespace oflow {
+
+int64_t elementBytes(Type type) {
+  if (type.isInteger(1))
+    return 1;
+  return (type.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+static int64_t alignUp(int64_t v) {
+  return (v + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+}
+
+static int64_t tensorBytes(RankedTensorType type) {
+  return type.getNumElements() * elementBytes(type.getElementType());
+}
+
+namespace {
+
+/// One slot of the io buffer, shared by every entry that uses the name.
+struct IoSlot {
+  std::string kind; // input | output | grad | scalar
+  std::string name;
+  RankedTensorType type;
+  int64_t offset = 0;
+  std::optional<std::pair<int64_t, int64_t>> intRange;
+};
+
+class IoLayout {
+public:
+  IoSlot &slot(StringRef kind, StringRef name, RankedTensorType type) {
+    std::string key = (kind + ":" + name).str();
+    auto [it, inserted] = slots.insert({key, IoSlot{}});
+    if (inserted) {
+      it->second = IoSlot{kind.str(), name.str(), type, alignUp(bytes)};
+      bytes = it->second.offset + tensorBytes(type);
+    }
+    return it->second;
+  }
+  int64_t size() const { return alignUp(bytes); }
+  llvm::MapVector<std::string, IoSlot, std::map<std::string, unsigned>> slots;
+
+private:
+  int64_t bytes = 0;
+};
+
+/// The range [lo, hi) of values an integer input may take, from the ops
+/// that consume it directly: gather rows, class labels.
+std::optional<std::pair<int64_t, int64_t>> integerRange(Value input) {
+  std::optional<std::pair<int64_t, int64_t>> range;
+  auto narrow = [&](int64_t hi) {
+    range = range ? std::make_pair(int64_t(0), std::min(range->second, hi))
+                  : std::make_pair(int64_t(0), hi);
+  };
+  for (OpOperand &use : input.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto gather = dyn_cast<mlir::oflow::GatherOp>(user)) {
+      if (use.getOperandNumber() == 1)
+        narrow(cast<RankedTensorType>(gather.getData().getType())
+                   .getDimSize(gather.getAxis()));
+    } else if (auto sce = dyn_cast<mlir::oflow::SoftmaxCrossEntropyOp>(user)) {
+      if (use.getOperandNumber() == 1)
+        narrow(cast<RankedTensorType>(sce.getLogits().getType()).getDimSize(1));
+    } else if (auto nll = dyn_cast<mlir::oflow::NllLossOp>(user)) {
+      if (use.getOperandNumber() == 1)
+        narrow(cast<RankedTensorType>(nll.getInput().getType()).getDimSize(1));
+    }
+  }
+  return range;
+}
+
+struct BindProgramInterfacePass
+    : impl::BindProgramInterfaceBase<BindProgramInterfacePass> {
+  void runOnOperation() override;
+  LogicalResult bindEntry(func::FuncOp func, IoLayout &io,
+                          const llvm::StringMap<int64_t> &stateOffsets);
+};
+
+} // namespace
+
+/// `memref.view %buffer[offset]` as a `type`-shaped memref.
+static Value viewOf(OpBuilder &b, Location loc, Value buffer, int64_t offset,
+                    RankedTensorType type) {
+  Value shift = arith::ConstantIndexOp::create(b, loc, offset);
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  return memref::ViewOp::create(b, loc, memrefType, buffer, shift, ValueRange{});
+}
+
+LogicalResult BindProgramInterfacePass::bindEntry(
+    func::FuncOp func, IoLayout &io,
+    const llvm::StringMap<int64_t> &stateOffsets) {
+  MLIRContext *ctx = func.getContext();
+  Block &body = func.getBody().front();
+  auto bytes = MemRefType::get({ShapedType::kDynamic}, IntegerType::get(ctx, 8));
+  Location loc = func.getLoc();
+  unsigned numOld = body.getNumArguments();
+  // state, io, arena (the arena is used by the memory planner).
+  if (failed(func.insertArguments({numOld, numOld, numOld}, {bytes, bytes, bytes},
+                                  {DictionaryAttr(), DictionaryAttr(),
+                                   DictionaryAttr()},
+                                  {loc, loc, loc})))
+    return failure();
+  Value state = body.getArgument(numOld), ioBuf = body.getArgument(numOld + 1);
+  OpBuilder b = OpBuilder::atBlockBegin(&body);
+
+  // Arguments -> read-only tensors of io views.
+  for (unsigned i = 0; i < numOld; ++i) {
+    BlockArgument arg = body.getArgument(i);
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      return func.emitOpError("entry argument ") << i << " is not a tensor";
+    StringRef kind = "input";
+    auto name = func.getArgAttrOfType<StringAttr>(i, "oflow.scalar");
+    if (name)
+      kind = "scalar";
+    else
+      name = func.getArgAttrOfType<StringAttr>(i, "oflow.name");
+    if (!name)
+      return func.emitOpError("entry argument ")
+             << i << " has neither `oflow.name` nor `oflow.scalar`";
+    IoSlot &slot = io.slot(kind, name.getValue(), type);
+    if (slot.type != type)
+      return func.emitOpError("io slot '")
+             << name.getValue() << "' is used as " << slot.type << " and "
+             << type;
+    if (kind == "input" && type.getElementType().isInteger() &&
+        !type.getElementType().isInteger(1))
+      if (auto range = integerRange(arg))
+        slot.intRange = slot.intRange
+                            ? std::make_pair(int64_t(0),
+                                             std::min(slot.intRange->second,
+                                                      range->second))
+                            : *range;
+    Value view = viewOf(b, loc, ioBuf, slot.offset, type);
+    Value tensor = bufferization::ToTensorOp::create(b, loc, type, view,
+                                                     /*restrict=*/true,
+                                                     /*writable=*/false);
+    arg.replaceAllUsesWith(tensor);
+  }
+
+  // Variable reads -> one read-only tensor per variable (a second
+  // `to_tensor restrict` of the same buffer would be invalid).
+  llvm::StringMap<Value> reads;
+  SmallVector<Operation *> toErase;
+  WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
+    if (auto read = dyn_cast<mlir::oflow::ReadVariableOp>(op)) {
+      StringRef name = read.getVariable();
+      Value &tensor = reads[name];
+      if (!tensor) {
+        auto type = cast<RankedTensorType>(read.getType());
+        Value view = viewOf(b, read.getLoc(), state, stateOffsets.lookup(name),
+                            type);
+        tensor = bufferization::ToTensorOp::create(b, read.getLoc(), type, view,
+                                                   /*restrict=*/true,
+                                                   /*writable=*/false);
+      }
+      read.replaceAllUsesWith(tensor);
+      toErase.push_back(read);
+    } else if (auto write = dyn_cast<mlir::oflow::WriteVariableOp>(op)) {
+      OpBuilder wb(write);
+      auto type = cast<RankedTensorType>(write.getValue().getType());
+      Value view = viewOf(wb, write.getLoc(), state,
+                          stateOffsets.lookup(write.getVariable()), type);
+      auto store = bufferization::MaterializeInDestinationOp::create(
+          wb, write.getLoc(), write.getValue(), view);
+      store.setWritable(true);
+      toErase.push_back(write);
+    } else if (isa<mlir::oflow::GradientOp>(op)) {
+      return op->emitOpError(
+          "is left in an entry function: run the optimizer pass "
+          "(oflow-build-train-step) before binding the program interface");
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  for (Operation *op : toErase)
+    op->erase();
+
+  // Results -> materialized into io views.
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  b.setInsertionPoint(ret);
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type)
+      return func.emitOpError("entry result ") << i << " is not a tensor";
+    StringRef kind = "output";
+    auto name = func.getResultAttrOfType<StringAttr>(i, "oflow.scalar");
+    if (name)
+      kind = "scalar";
+    else if ((name = func.getResultAttrOfType<StringAttr>(i, "oflow.grad_of")))
+      kind = "grad";
+    else
+      name = func.getResultAttrOfType<StringAttr>(i, "oflow.name");
+    if (!name)
+      return func.emitOpError("entry result ")
+             << i << " has no `oflow.name`, `oflow.scalar` or `oflow.grad_of`";
+    IoSlot &slot = io.slot(kind, name.getValue(), type);
+    if (slot.type != type)
+      return func.emitOpError("io slot '") << name.getValue()
+                                           << "' has two types";
+    Value view = viewOf(b, loc, ioBuf, slot.offset, type);
+    auto store =
+        bufferization::MaterializeInDestinationOp::create(b, loc, value, view);
+    store.setWritable(true);
+  }
+  func::ReturnOp::create(b, loc);
+  ret.erase();
+
+  llvm::BitVector oldArgs(body.getNumArguments());
+  oldArgs.set(0, numOld);
+  if (failed(func.eraseArguments(oldArgs)))
+    return failure();
+  llvm::BitVector results(func.getNumResults(), true);
+  if (failed(func.eraseResults(results)))
+    return failure();
+  func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+  return success();
+}
+
+void BindProgramInterfacePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = module.getContext();
+  Builder b(ctx);
+
+  llvm::StringMap<int64_t> stateOffsets;
+  int64_t stateBytes = 0;
+  for (auto var : module.getOps<mlir::oflow::VariableOp>()) {
+    auto type = cast<RankedTensorType>(var.getType());
+    int64_t offset = alignUp(stateBytes);
+    stateOffsets[var.getSymName()] = offset;
+    var->setAttr(kStateOffsetAttr, b.getI64IntegerAttr(offset));
+    stateBytes = offset + tensorBytes(type);
+  }
+
+  IoLayout io;
+  // The checking-mode flag is read by the memory planner's poisoning code.
+  io.slot("scalar", "poison",
+          RankedTensorType::get({}, IntegerType::get(ctx, 8)));
+  for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+    if (!func->hasAttr(kEntryAttr))
+      continue;
+    if (failed(bindEntry(func, io, stateOffsets)))
+      return signalPassFailure();
+  }
+
+  SmallVector<Attribute> slots;
+  for (auto &[key, slot] : io.slots) {
+    SmallVector<NamedAttribute> fields = {
+        b.getNamedAttr("kind", b.getStringAttr(slot.kind)),
+        b.getNamedAttr("name", b.getStringAttr(slot.name)),
+        b.getNamedAttr("type", TypeAttr::get(slot.type)),
+        b.getNamedAttr("offset", b.getI64IntegerAttr(slot.offset))};
+    if (slot.intRange)
+      fields.push_back(b.getNamedAttr(
+          "int_range",
+          b.getDenseI64ArrayAttr({slot.intRange->first, slot.intRange->second})));
+    slots.push_back(b.getDictionaryAttr(fields));
+  }
+  module->setAttr(kIoLayoutAttr, b.getArrayAttr(slots));
+  module->setAttr(kIoBytesAttr, b.getI64IntegerAttr(io.size()));
+  module->setAttr(kStateBytesAttr, b.getI64IntegerAttr(alignUp(stateBytes)));
+}
+
+} // namespace oflow

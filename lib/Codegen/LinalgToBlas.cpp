@@ -1,0 +1,135 @@
+//===- LinalgToBlas.cpp - matmuls on memrefs -> runtime BLAS calls --------===//
+//
+// GEMMs are where the time goes; OpenBLAS runs them several times faster
+// than the loops linalg would lower to. The runtime wraps cblas behind the
+// C ABI in oflow_rt/abi.h; operands are passed as pointers (index) plus
+// leading dimensions, read from each memref's strided metadata.
+//
+//===----------------------------------------------------------------------===//
+#include "oflow/Codegen/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace oflow {
+#define GEN_PASS_DEF_LINALGTOBLAS
+#include "oflow/Codegen/Passes.h.inc"
+} // namespace oflow
+
+using namespace mlir;
+
+namespace oflow {
+namespace {
+
+/// A memref operand of a GEMM as BLAS sees it.
+struct BlasMatrix {
+  Value pointer;   // index: address of element [0, ..., 0]
+  Value leading;   // i64: stride of the row dim (elements)
+  Value batch;     // i64: stride of the batch dim (elements), 3-D only
+};
+
+/// True when the innermost dim of `type` has a static unit stride.
+bool hasUnitInnerStride(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  return !strides.empty() && strides.back() == 1;
+}
+
+BlasMatrix describe(OpBuilder &b, Location loc, Value memref) {
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(
+      b, loc, meta.getBaseBuffer());
+  Value elem = arith::ConstantIndexOp::create(b, loc, 4);
+  Value offsetBytes = arith::MulIOp::create(b, loc, meta.getOffset(), elem);
+  BlasMatrix m;
+  m.pointer = arith::AddIOp::create(b, loc, base, offsetBytes);
+  auto strides = meta.getStrides();
+  unsigned rank = strides.size();
+  auto toI64 = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), v).getResult();
+  };
+  m.leading = toI64(strides[rank - 2]);
+  if (rank == 3)
+    m.batch = toI64(strides[0]);
+  return m;
+}
+
+func::FuncOp declare(ModuleOp module, StringRef name, FunctionType type) {
+  if (auto f = module.lookupSymbol<func::FuncOp>(name))
+    return f;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto f = func::FuncOp::create(b, module.getLoc(), name, type);
+  f.setPrivate();
+  return f;
+}
+
+template <typename OpT>
+bool isPlainF32Gemm(OpT op) {
+  if (op.hasUserDefinedMaps() || !op.hasPureBufferSemantics())
+    return false;
+  for (Value v : op->getOperands()) {
+    auto type = dyn_cast<MemRefType>(v.getType());
+    if (!type || !type.getElementType().isF32() || !hasUnitInnerStride(type))
+      return false;
+  }
+  return true;
+}
+
+struct LinalgToBlasPass : impl::LinalgToBlasBase<LinalgToBlasPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    ModuleOp module = func->getParentOfType<ModuleOp>();
+    SmallVector<Operation *> gemms;
+    func.walk([&](Operation *op) {
+      if (auto mm = dyn_cast<linalg::MatmulOp>(op); mm && isPlainF32Gemm(mm))
+        gemms.push_back(op);
+      if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op); bmm && isPlainF32Gemm(bmm))
+        gemms.push_back(op);
+    });
+    for (Operation *op : gemms) {
+      OpBuilder b(op);
+      Location loc = op->getLoc();
+      Type i64 = b.getI64Type(), f32 = b.getF32Type(), index = b.getIndexType();
+      auto dim = [&](Value v, int64_t d) {
+        return arith::ConstantIntOp::create(
+                   b, loc, cast<MemRefType>(v.getType()).getDimSize(d), 64)
+            .getResult();
+      };
+      Value a = op->getOperand(0), bm = op->getOperand(1), c = op->getOperand(2);
+      bool batched = isa<linalg::BatchMatmulOp>(op);
+      int r = batched ? 1 : 0;
+      BlasMatrix A = describe(b, loc, a), B = describe(b, loc, bm),
+                 C = describe(b, loc, c);
+      Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
+      Value one = arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                                 llvm::APFloat(1.0f));
+      SmallVector<Value> args;
+      if (batched)
+        args.push_back(dim(c, 0));
+      args.append({zero, zero, dim(c, r), dim(c, r + 1), dim(a, r + 1), one,
+                   A.pointer, A.leading});
+      if (batched)
+        args.push_back(A.batch);
+      args.append({B.pointer, B.leading});
+      if (batched)
+        args.push_back(B.batch);
+      args.append({one, C.pointer, C.leading});
+      if (batched)
+        args.push_back(C.batch);
+      SmallVector<Type> types;
+      for (Value v : args)
+        types.push_back(v.getType());
+      (void)i64, (void)f32, (void)index;
+      StringRef name = batched ? "oflow_rt_sgemm_batched" : "oflow_rt_sgemm";
+      func::FuncOp callee =
+          declare(module, name, FunctionType::get(b.getContext(), types, {}));
+      func::CallOp::create(b, loc, callee, args);
+      op->erase();
+    }
+  }
+};
+
+} // namespace
+} // namespace oflow

@@ -1,0 +1,32 @@
+//===- Pipelines.cpp - the pass pipelines after oflow -> linalg -----------===//
+#include "oflow/Codegen/Passes.h"
+#include "oflow/Codegen/Program.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/ErrorHandling.h"
+
+using namespace mlir;
+
+namespace oflow {
+
+static void addTextual(OpPassManager &pm, StringRef pipeline) {
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    llvm::report_fatal_error("oflow: invalid built-in pass pipeline");
+}
+
+void addBufferizePipeline(OpPassManager &pm) {
+  addTextual(pm, "func.func(linalg-fuse-elementwise-ops),canonicalize,cse,"
+                 "one-shot-bufferize{bufferize-function-boundaries "
+                 "function-boundary-type-conversion=identity-layout-map},"
+                 "canonicalize,cse");
+  pm.addPass(createPlanMemory());
+  pm.addNestedPass<func::FuncOp>(createLinalgToBlas());
+}
+
+void addLowerToLlvmPipeline(OpPassManager &pm) {
+  addTextual(pm, "func.func(convert-linalg-to-loops),expand-strided-metadata,"
+                 "lower-affine,func.func(convert-scf-to-cf),convert-math-to-llvm,"
+                 "convert-math-to-libm,convert-to-llvm,reconcile-unrealized-casts");
+}
+
+} // namespace oflow

@@ -1,0 +1,170 @@
+//===- PlanMemoryPass.cpp - entry buffers -> views of one static arena ----===//
+#include "oflow/Codegen/MemoryPlan.h"
+#include "oflow/Codegen/Passes.h"
+
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/IR/Builders.h"
+
+namespace oflow {
+#define GEN_PASS_DEF_PLANMEMORY
+#include "oflow/Codegen/Passes.h.inc"
+} // namespace oflow
+
+using namespace mlir;
+
+namespace oflow {
+namespace {
+
+/// Index of the top-level op of `block` that contains `op`.
+int64_t topLevelIndex(Operation *op, Block &block,
+                      const DenseMap<Operation *, int64_t> &index) {
+  Operation *top = block.findAncestorOpInBlock(*op);
+  return top ? index.lookup(top) : -1;
+}
+
+/// The last top-level step at which `root` or any view of it is used.
+int64_t lastUse(Value root, Block &block,
+                const DenseMap<Operation *, int64_t> &index) {
+  int64_t last = -1;
+  SmallVector<Value> worklist = {root};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      last = std::max(last, topLevelIndex(user, block, index));
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user))
+        if (view.getViewSource() == v)
+          llvm::append_range(worklist, user->getResults());
+    }
+  }
+  return last;
+}
+
+struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
+  void runOnOperation() override;
+  LogicalResult planEntry(func::FuncOp func, int64_t &arenaBytes);
+};
+
+} // namespace
+
+/// The io offset of the i8 scalar `poison`, or -1.
+static int64_t poisonOffset(ModuleOp module) {
+  auto slots = module->getAttrOfType<ArrayAttr>(kIoLayoutAttr);
+  if (!slots)
+    return -1;
+  for (auto slot : slots.getAsRange<DictionaryAttr>())
+    if (slot.getAs<StringAttr>("kind").getValue() == "scalar" &&
+        slot.getAs<StringAttr>("name").getValue() == "poison")
+      return slot.getAs<IntegerAttr>("offset").getInt();
+  return -1;
+}
+
+LogicalResult PlanMemoryPass::planEntry(func::FuncOp func, int64_t &arenaBytes) {
+  Block &block = func.getBody().front();
+  if (block.getNumArguments() != 3)
+    return func.emitOpError("is not bound to the program interface; run "
+                            "oflow-bind-program-interface first");
+  Value arena = block.getArgument(2), io = block.getArgument(1);
+
+  DenseMap<Operation *, int64_t> index;
+  std::vector<Operation *> ops; // by step
+  for (Operation &op : block) {
+    index[&op] = ops.size();
+    ops.push_back(&op);
+  }
+
+  SmallVector<memref::AllocOp> allocs;
+  WalkResult walk = func.walk([&](memref::AllocOp alloc) -> WalkResult {
+    if (alloc->getBlock() != &block)
+      return alloc.emitOpError("inside a region cannot be planned statically "
+                               "(it would be allocated on every iteration)");
+    MemRefType type = alloc.getType();
+    if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+      return alloc.emitOpError("needs a static shape and identity layout to "
+                               "be planned, got ")
+             << type;
+    allocs.push_back(alloc);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  // Deallocations are the planner's business now.
+  SmallVector<Operation *> deallocs;
+  func.walk([&](memref::DeallocOp d) { deallocs.push_back(d); });
+  for (Operation *d : deallocs)
+    d->erase();
+
+  std::vector<BufferLifetime> lifetimes;
+  for (memref::AllocOp alloc : allocs) {
+    MemRefType type = alloc.getType();
+    int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
+    int64_t first = index.lookup(alloc);
+    int64_t last = std::max(first, lastUse(alloc.getResult(), block, index));
+    lifetimes.push_back({bytes, first, last});
+  }
+  MemoryPlan plan = planMemory(lifetimes, kBufferAlignment);
+  arenaBytes = std::max(arenaBytes, plan.peak);
+
+  OpBuilder b(func.getContext());
+  Builder attrs(func.getContext());
+  func->setAttr(kMemoryPlanAttr,
+                attrs.getDictionaryAttr(
+                    {attrs.getNamedAttr("peak", attrs.getI64IntegerAttr(plan.peak)),
+                     attrs.getNamedAttr("naive", attrs.getI64IntegerAttr(plan.naive)),
+                     attrs.getNamedAttr("lower_bound",
+                                        attrs.getI64IntegerAttr(plan.lowerBound)),
+                     attrs.getNamedAttr("buffers", attrs.getI64IntegerAttr(
+                                                       lifetimes.size()))}));
+
+  // Checking mode: load the flag once, poison each region after its last use.
+  int64_t poisonAt = poisonOffset(func->getParentOfType<ModuleOp>());
+  Value poison;
+  if (poisonAt >= 0 && !allocs.empty()) {
+    b.setInsertionPointToStart(&block);
+    Location loc = func.getLoc();
+    Value shift = arith::ConstantIndexOp::create(b, loc, poisonAt);
+    auto flagType = MemRefType::get({}, b.getI8Type());
+    Value flagView = memref::ViewOp::create(b, loc, flagType, io, shift, ValueRange{});
+    Value flag = memref::LoadOp::create(b, loc, flagView, ValueRange{});
+    Value zero = arith::ConstantIntOp::create(b, loc, 0, 8);
+    poison = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, flag, zero);
+  }
+
+  for (auto [i, alloc] : llvm::enumerate(allocs)) {
+    Location loc = alloc.getLoc();
+    b.setInsertionPoint(alloc);
+    Value shift = arith::ConstantIndexOp::create(b, loc, plan.offsets[i]);
+    Value view = memref::ViewOp::create(b, loc, alloc.getType(), arena, shift,
+                                        ValueRange{});
+    alloc.replaceAllUsesWith(view);
+    alloc.erase();
+    if (!poison)
+      continue;
+    if (lifetimes[i].last == lifetimes[i].first)
+      continue; // never used: nothing to poison
+    Operation *lastOp = ops[lifetimes[i].last];
+    if (isa<func::ReturnOp>(lastOp))
+      continue;
+    b.setInsertionPointAfter(lastOp);
+    auto bytesType = MemRefType::get({lifetimes[i].bytes}, b.getI8Type());
+    auto ifOp = scf::IfOp::create(b, loc, poison, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value at = arith::ConstantIndexOp::create(b, loc, plan.offsets[i]);
+    Value bytes = memref::ViewOp::create(b, loc, bytesType, arena, at, ValueRange{});
+    Value ones = arith::ConstantIntOp::create(b, loc, -1, 8);
+    linalg::FillOp::create(b, loc, ValueRange{ones}, ValueRange{bytes});
+  }
+  return success();
+}
+
+void PlanMemoryPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  int64_t arenaBytes = 0;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr(kEntryAttr) && failed(planEntry(func, arenaBytes)))
+      return signalPassFailure();
+  module->setAttr(kArenaBytesAttr,
+                  Builder(module.getContext()).getI64IntegerAttr(arenaBytes));
+}
+
+} // namespace oflow
