@@ -160,10 +160,10 @@ InferOptions parseInferOptions(int argc, char **argv) {
 }
 
 std::string trainHelp(const std::string &exe, const Manifest &m) {
-  std::string lrDefault = "the compiled default";
-  if (const ScalarRecord *lr = m.findScalar("lr"); lr && lr->defaultValue) {
+  std::string lrDefault = "none compiled in: pass --lr";
+  if (std::optional<double> lr = m.defaultLearningRate()) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", *lr->defaultValue);
+    std::snprintf(buf, sizeof buf, "%g", *lr);
     lrDefault = buf;
   }
   std::string h =

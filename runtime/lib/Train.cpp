@@ -53,7 +53,7 @@ std::map<std::string, HostTensor> loadData(const Manifest &m,
 }
 
 const OutputRecord &lossOutput(const Manifest &m, const std::string &entry) {
-  const OutputRecord *o = m.findOutput(entry, "loss");
+  const OutputRecord *o = m.lossOutput(entry);
   if (!o || o->dtype != DType::F32 || !o->dims.empty())
     throw Error("the manifest has no f32 scalar output 'loss' for the " +
                 entry + " entry");
@@ -160,9 +160,10 @@ int Trainer::run() {
   const ScalarRecord *lrScalar = m.findScalar("lr");
   if (o.lr && !lrScalar)
     throw usageError("--lr: this program has a fixed learning rate");
-  if (lrScalar && !o.lr && !lrScalar->defaultValue)
+  std::optional<double> compiledLr = m.defaultLearningRate();
+  if (lrScalar && !o.lr && !compiledLr)
     throw usageError("this program has no default learning rate: pass --lr X");
-  lr = o.lr ? *o.lr : lrScalar ? *lrScalar->defaultValue : 0;
+  lr = o.lr ? *o.lr : compiledLr ? *compiledLr : 0;
   if (o.checkMemory && !m.findScalar("poison"))
     throw usageError("--check-memory: this program was compiled without "
                      "the poison scalar");
@@ -188,6 +189,7 @@ int Trainer::run() {
                                             : std::nullopt);
   if (!o.evalData.empty()) {
     p.requireEntry("grads", "--eval-data");
+    lossOutput(m, "grads");
     auto files = loadData(m, o.evalData, "--eval-data");
     for (const InputRecord &in : m.inputs)
       if (!files.count(in.name))

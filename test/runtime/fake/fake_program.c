@@ -3,7 +3,9 @@
  * What the runtime tests link instead of a compiled model: linear regression
  *   pred = x . w + b[tag],   loss = mean((pred - y)^2)
  * trained by SGD with momentum 0.9 and the schedule lr / (1 + 0.1 * step),
- * laid out exactly as abi.h's manifest says. The `step` scalar drives the
+ * laid out exactly as abi.h's manifest says, in the form oflow-compile
+ * writes it (the default lr on the optimizer line, the grads entry sharing
+ * the train entry's loss slot). The `step` scalar drives the
  * schedule, so a resume that fed the wrong step would change the losses.
  * Built three times: as a training program, (-DFAKE_INFER) an inference one,
  * and (-DFAKE_MINIMAL) a training program that lacks what the optional
@@ -75,14 +77,14 @@ const char oflow_manifest[] =
     "input y f32 1 8 192 normal\n"
     "output train loss f32 0 256\n"
     "output train mae f32 0 704\n"
-    "output grads loss f32 0 256\n"
     "grad w f32 1 4 320\n"
     "grad b f32 1 3 384\n"
-    "scalar lr f32 448 0.05\n"
+    "scalar lr f32 448\n"
     "scalar step i64 512\n"
     "scalar lr_used f32 576\n"
     "scalar poison i8 640\n"
-    "optimizer sgd momentum=0.9\n"
+    "plan entry=train peak=32 naive=64 lower_bound=32 buffers=2\n"
+    "optimizer sgd lr=0.05 momentum=0.9\n"
     "schedule inverse decay=0.1\n";
 #endif
 
