@@ -271,7 +271,10 @@ Manifest parseManifest(const std::string &text) {
       if (m.mode != "train" && m.mode != "infer")
         throw r.error("unknown mode '" + m.mode + "'");
     } else if (kind == "model") {
-      m.model = r.name();
+      // Informational: an empty or oddly escaped name is not worth failing.
+      std::string rest = line.size() > 6 ? line.substr(6) : "";
+      m.model = unescapeName(rest).value_or(rest);
+      continue;
     } else if (kind == "weights") {
       m.weightsFile = r.name();
     } else if (kind == "batch") {

@@ -150,9 +150,10 @@ void Trainer::save(int64_t stepsDone) {
 int Trainer::run() {
   p.requireEntry("train", "training");
   lossOutput(m, "train");
-  if (m.batch < 1)
+  // Programs without inputs (every operand an initializer) have batch 0.
+  if (!m.inputs.empty() && m.batch < 1)
     throw Error("the manifest's batch is " + std::to_string(m.batch) +
-                "; training needs at least one row per step");
+                "; training on inputs needs at least one row per step");
   if (o.threads)
     oflow_rt_set_threads(o.threads);
 

@@ -116,6 +116,11 @@ TEST(Manifest, RejectsMalformedLines) {
   }
 }
 
+TEST(Manifest, ToleratesAnEmptyModelName) {
+  EXPECT_EQ(parseManifest("oflow-manifest 1\nmode infer\nmodel \n").model, "");
+  EXPECT_EQ(parseManifest("oflow-manifest 1\nmode infer\nmodel\n").model, "");
+}
+
 TEST(Manifest, FindsTheCompiledLearningRateAndLoss) {
   Manifest m = parseManifest(kGood);
   EXPECT_DOUBLE_EQ(*m.defaultLearningRate(), 0.001); // the scalar's default

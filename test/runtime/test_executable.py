@@ -382,13 +382,16 @@ def main():
 
     # A program without the optional parts: clear errors before any step.
     one_line_error(run(minimal, "--steps", 2), minimal, "no default learning rate: pass --lr", code=2)
-    r = run(minimal, "--steps", 2, "--lr", 0.05, *data)
-    check(r.returncode == 0 and r.stdout.startswith("step 0 "), "minimal program: %s" % r.stderr)
-    one_line_error(run(minimal, "--lr", 0.1, *data, "--dump-grads", p("G2")), minimal,
+    r = run(minimal, "--steps", 2, "--lr", 0.05)
+    check(r.returncode == 0 and r.stdout.startswith("step 0 ") and r.stderr == "",
+          "minimal program without inputs: %r %r" % (r.stdout, r.stderr))
+    one_line_error(run(minimal, "--lr", 0.1, "--data", "x=" + p("x.npy")), minimal,
+                   "no input 'x' (its inputs: (none))", code=2)
+    one_line_error(run(minimal, "--lr", 0.1, "--dump-grads", p("G2")), minimal,
                    "--dump-grads needs the grads entry point", "_mlir_ciface_oflow_grad_step is missing")
-    one_line_error(run(minimal, "--lr", 0.1, *data, "--export", p("o.onnx")), minimal,
+    one_line_error(run(minimal, "--lr", 0.1, "--export", p("o.onnx")), minimal,
                    "embeds no ONNX model")
-    one_line_error(run(minimal, "--lr", 0.1, *data, "--check-memory"), minimal,
+    one_line_error(run(minimal, "--lr", 0.1, "--check-memory"), minimal,
                    "compiled without the poison scalar", code=2)
     one_line_error(run(infer, "--help", "--output-dir"), infer, "--output-dir needs a value", code=2)
 

@@ -10,7 +10,9 @@
  * Built three times: as a training program, (-DFAKE_INFER) an inference one,
  * and (-DFAKE_MINIMAL) a training program that lacks what the optional
  * features need: the grads entry point (listed in its manifest, but not
- * defined), the poison scalar, the default learning rate and the model.
+ * defined), the poison scalar, the default learning rate and the model; and
+ * it has no inputs (batch 0), like a program whose operands are all weights:
+ * its x, tag and y slots stay zero.
  *===----------------------------------------------------------------------===*/
 #include "oflow_rt/abi.h"
 
@@ -34,15 +36,12 @@ enum { X = 0, TAG = 128, Y = 192, LOSS = 256, GW = 320, GB = 384, LR = 448,
 const char oflow_manifest[] =
     "oflow-manifest 1\n"
     "mode train\n"
-    "batch 8\n"
+    "batch 0\n"
     "state_bytes 320\n"
     "io_bytes 768\n"
     "arena_bytes 128\n"
     "entry train\n"
     "entry grads\n" VARS
-    "input x f32 2 8 4 0 normal\n"
-    "input tag i64 1 8 128 int:0:3\n"
-    "input y f32 1 8 192 normal\n"
     "output train loss f32 0 256\n"
     "grad w f32 1 4 320\n"
     "scalar lr f32 448\n"
