@@ -173,7 +173,11 @@ FailureOr<ProgramImage> extractProgramImage(ModuleOp module,
         os << "grad " << name << " " << dt << " " << dims(type) << " " << offset
            << "\n";
       } else {
-        os << "scalar " << name << " " << dt << " " << offset << "\n";
+        os << "scalar " << name << " " << dt << " " << offset;
+        for (auto &[scalar, value] : info.scalarDefaults)
+          if (scalar == slot.getAs<StringAttr>("name").getValue())
+            os << " " << value;
+        os << "\n";
       }
     }
   }

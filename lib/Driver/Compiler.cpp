@@ -150,6 +150,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     return 1;
   }
   registerPipelinePasses();
+  registerPipelineDialects(context);
 
   // --mlir-timing reports each stage and each pass.
   DefaultTimingManager timing;
@@ -212,6 +213,11 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   info.modelName = llvm::sys::path::filename(options.input).str();
   info.batch = programBatch(*module);
   info.extraLines = describeTraining(options);
+  if (options.mode == Mode::Train) {
+    char lr[40];
+    std::snprintf(lr, sizeof lr, "%.9g", options.training.lr);
+    info.scalarDefaults.push_back({"lr", lr});
+  }
   auto image = extractProgramImage(*module, info);
   if (failed(image))
     return 1;

@@ -3,6 +3,7 @@
 
 #include "oflow/Autodiff/Passes.h"
 #include "oflow/Codegen/Passes.h"
+#include "oflow/Conversion/Passes.h"
 #include "oflow/Training/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -18,12 +19,22 @@ using namespace mlir;
 
 namespace oflow {
 
+void registerPipelineDialects(MLIRContext &context) {
+  // Every dialect the pipelines produce, with the external interface models
+  // (bufferization, conversion to LLVM) that registerAll* attaches.
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  context.appendDialectRegistry(registry);
+}
+
 void registerPipelinePasses() {
   static bool done = [] {
     registerAllPasses();
     registerOFlowCodegenPasses();
     registerTrainingPasses();
     registerAutodiffPasses();
+    registerOFlowConversionPasses();
     return true;
   }();
   (void)done;

@@ -8,6 +8,9 @@
 
 namespace oflow {
 
+/// Makes every dialect and interface model the pipelines need available.
+void registerPipelineDialects(mlir::MLIRContext &context);
+
 /// Registers every pass the pipelines below name.
 void registerPipelinePasses();
 

@@ -9,6 +9,7 @@
 #include "oflow/Codegen/Passes.h"
 #include "oflow/Training/Passes.h"
 #include "oflow/Autodiff/Passes.h"
+#include "oflow/Conversion/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -25,6 +26,7 @@ int main(int argc, char **argv) {
   oflow::registerOFlowCodegenPasses();
   oflow::registerTrainingPasses();
   oflow::registerAutodiffPasses();
+  oflow::registerOFlowConversionPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "oflow optimizer driver\n", registry));
 }

@@ -26,6 +26,8 @@ struct ManifestInfo {
   std::string modelName; // informational
   int64_t batch = 0;
   std::vector<std::string> extraLines; // optimizer/schedule records
+  /// Default values of io scalars (e.g. lr), as manifest text.
+  std::vector<std::pair<std::string, std::string>> scalarDefaults;
 };
 
 /// Passes from linalg-on-tensors to a planned, bufferized program:

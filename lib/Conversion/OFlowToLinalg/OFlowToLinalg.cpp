@@ -1,0 +1,52 @@
+//===- OFlowToLinalg.cpp - the oflow-lower-to-linalg pass ------------------===//
+//
+// A partial conversion: every oflow compute op is illegal, the program-state
+// ops and oflow.gradient stay for the pass that lowers state. Patterns may
+// build other oflow ops (a loss from log_softmax); the driver lowers those
+// in turn.
+//
+//===----------------------------------------------------------------------===//
+#include "oflow/Conversion/Passes.h"
+
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace oflow {
+#define GEN_PASS_DEF_OFLOWLOWERTOLINALG
+#include "oflow/Conversion/Passes.h.inc"
+
+void populateOFlowToLinalgPatterns(mlir::RewritePatternSet &patterns) {
+  lowering::populateElementwisePatterns(patterns);
+  lowering::populateReductionPatterns(patterns);
+  lowering::populateLinearAlgebraPatterns(patterns);
+  lowering::populateConvPoolPatterns(patterns);
+  lowering::populateShapePatterns(patterns);
+  lowering::populateGatherScatterPatterns(patterns);
+  lowering::populateLossPatterns(patterns);
+}
+
+namespace {
+using namespace mlir;
+
+struct OFlowLowerToLinalg
+    : impl::OFlowLowerToLinalgBase<OFlowLowerToLinalg> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    ConversionTarget target(*ctx);
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, scf::SCFDialect,
+                           tensor::TensorDialect, func::FuncDialect>();
+    target.addIllegalDialect<mlir::oflow::OFlowDialect>();
+    target.addLegalOp<mlir::oflow::VariableOp, mlir::oflow::ReadVariableOp,
+                      mlir::oflow::WriteVariableOp,
+                      mlir::oflow::GradientOp>();
+    RewritePatternSet patterns(ctx);
+    populateOFlowToLinalgPatterns(patterns);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+} // namespace oflow
