@@ -230,6 +230,7 @@ int Trainer::run() {
     dumpGrads(first);
 
   int64_t lastSave = -1, lastEval = -1;
+  log->startClock();
   for (int64_t k = first; k < end; ++k) {
     feed->fill(k, p.io.data());
     setScalars(k);

@@ -24,8 +24,10 @@ namespace oflow_rt {
 
 /// Checks a data file against its input: dtype (an int32 file feeds an i64
 /// input and vice versa, converted; floats never feed integers), dims[1:],
-/// at least `batch` rows, integer values inside the input's [lo, hi).
-/// Returns the rows converted to the input's dtype. Errors name the file.
+/// at least `batch` rows. Returns the rows converted to the input's dtype.
+/// Errors name the file. Integer values are not checked against the synth
+/// range: oflow-compile writes int:0:2 for inputs no consumer bounds (GPT's
+/// targets, say), so that range is not a validity range.
 HostTensor prepareInputData(const InputRecord &in, HostTensor file,
                             const std::string &path, int64_t batch);
 

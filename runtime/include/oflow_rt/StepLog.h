@@ -23,6 +23,10 @@ public:
           int64_t lastStep);
   ~StepLog();
 
+  /// Restarts the clock that rates and ETAs count from (set at the first
+  /// step, so start-up work such as --dump-grads does not skew them).
+  void startClock() { start = std::chrono::steady_clock::now(); }
+
   /// `extra`: the program's other scalar outputs (accuracy, ...), by name.
   void step(int64_t k, float loss, float lr,
             const std::vector<std::pair<std::string, float>> &extra = {});
