@@ -79,10 +79,11 @@ bool isPlainF32Gemm(OpT op) {
 
 struct LinalgToBlasPass : impl::LinalgToBlasBase<LinalgToBlasPass> {
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    ModuleOp module = func->getParentOfType<ModuleOp>();
+    // A module pass: it declares the runtime functions in the module, which
+    // function passes running in parallel must not do.
+    ModuleOp module = getOperation();
     SmallVector<Operation *> gemms;
-    func.walk([&](Operation *op) {
+    module.walk([&](Operation *op) {
       if (auto mm = dyn_cast<linalg::MatmulOp>(op); mm && isPlainF32Gemm(mm))
         gemms.push_back(op);
       if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op); bmm && isPlainF32Gemm(bmm))

@@ -20,7 +20,7 @@ void addBufferizePipeline(OpPassManager &pm) {
                  "function-boundary-type-conversion=identity-layout-map},"
                  "canonicalize,cse");
   pm.addPass(createPlanMemory());
-  pm.addNestedPass<func::FuncOp>(createLinalgToBlas());
+  pm.addPass(createLinalgToBlas());
   pm.addNestedPass<func::FuncOp>(createExpandStridedCopies());
 }
 

@@ -22,3 +22,7 @@ extern "C" void oflow_rt_sgemm_batched(
     oflow_rt_sgemm(trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda,
                    b + i * stride_b, ldb, beta, c + i * stride_c, ldc);
 }
+
+extern "C" void oflow_rt_set_threads(int64_t threads) {
+  openblas_set_num_threads(static_cast<int>(threads));
+}

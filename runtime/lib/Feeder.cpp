@@ -144,8 +144,8 @@ Feeder::Feeder(const Manifest &m, std::map<std::string, HostTensor> files,
                std::optional<uint64_t> shuffleSeed)
     : manifest(m), files(std::move(files)), seed(shuffleSeed) {}
 
-int64_t Feeder::rowFor(int64_t step, int64_t i, int64_t n) {
-  int64_t g = step * manifest.batch + i;
+int64_t Feeder::rowFor(int64_t step, int64_t i, int64_t rows, int64_t n) {
+  int64_t g = step * rows + i;
   if (!seed)
     return g % n;
   uint64_t epoch = static_cast<uint64_t>(g / n);
@@ -172,7 +172,7 @@ void Feeder::fill(int64_t step, uint8_t *io) {
     int64_t rows = in.dims[0];
     for (int64_t i = 0; i < rows; ++i)
       std::memcpy(dst + i * rowBytes,
-                  t.data.data() + rowFor(step, i, t.rows()) * rowBytes,
+                  t.data.data() + rowFor(step, i, rows, t.rows()) * rowBytes,
                   rowBytes);
   }
 }

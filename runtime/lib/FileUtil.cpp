@@ -5,8 +5,6 @@
 
 #include <cerrno>
 #include <fcntl.h>
-#include <fstream>
-#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,14 +18,51 @@ int64_t HostTensor::rowBytes() const {
 }
 
 std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
     throw Error(path + ": cannot open: " + errnoText());
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad())
-    throw Error(path + ": read failed");
-  return s.str();
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    std::string why = errnoText();
+    ::close(fd);
+    throw Error(path + ": cannot read: " + why);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + ": cannot read: is a directory");
+  }
+  // One read into a buffer of the file's size: data sets and checkpoints
+  // can be large, and stream copies would double the time and the memory.
+  std::string data(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < data.size()) {
+    ssize_t n = ::read(fd, data.data() + got, data.size() - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      std::string why = errnoText();
+      ::close(fd);
+      throw Error(path + ": read failed: " + why);
+    }
+    if (n == 0)
+      break; // the file shrank while we read it
+    got += static_cast<size_t>(n);
+  }
+  data.resize(got);
+  // Files whose size stat does not report (pipes, /proc) are read to the end.
+  char chunk[65536];
+  for (ssize_t n; (n = ::read(fd, chunk, sizeof chunk)) != 0;) {
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      std::string why = errnoText();
+      ::close(fd);
+      throw Error(path + ": read failed: " + why);
+    }
+    data.append(chunk, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return data;
 }
 
 namespace {

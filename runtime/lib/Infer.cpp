@@ -35,6 +35,8 @@ int runInfer(Program &p, const std::string &exe, int argc, char **argv) {
     return 0;
   }
   p.requireEntry("infer", "inference");
+  if (o.threads)
+    oflow_rt_set_threads(o.threads);
   p.loadWeightsFile(o.weights);
 
   std::vector<NamedFile> files = o.inputs;
@@ -62,7 +64,8 @@ int runInfer(Program &p, const std::string &exe, int argc, char **argv) {
     if (t.dims != in->dims)
       throw Error(path + ": shape " + shapeText(t.dims) + ", but input '" +
                   name + "' is " + shapeText(in->dims));
-    std::memcpy(p.io.data() + in->offset, t.data.data(), t.data.size());
+    if (!t.data.empty()) // zero-sized inputs have no bytes (and maybe no pointer)
+      std::memcpy(p.io.data() + in->offset, t.data.data(), t.data.size());
   }
   for (const InputRecord &in : m.inputs)
     if (!given[in.name])

@@ -207,6 +207,33 @@ std::string Manifest::inputNames() const {
   return s.empty() ? "(none)" : s;
 }
 
+std::optional<double> Manifest::defaultLearningRate() const {
+  if (const ScalarRecord *lr = findScalar("lr"); lr && lr->defaultValue)
+    return lr->defaultValue;
+  for (const std::string &line : info) {
+    if (line.rfind("optimizer ", 0) != 0)
+      continue;
+    std::istringstream words(line);
+    std::string w;
+    while (words >> w) {
+      if (w.rfind("lr=", 0) != 0)
+        continue;
+      errno = 0;
+      char *end = nullptr;
+      double v = std::strtod(w.c_str() + 3, &end);
+      if (!errno && *end == '\0' && end != w.c_str() + 3)
+        return v;
+    }
+  }
+  return std::nullopt;
+}
+
+const OutputRecord *Manifest::lossOutput(const std::string &entry) const {
+  if (const OutputRecord *o = findOutput(entry, "loss"))
+    return o;
+  return entry == "grads" ? findOutput("train", "loss") : nullptr;
+}
+
 Manifest parseManifest(const std::string &text) {
   Manifest m;
   std::istringstream in(text);
@@ -244,7 +271,10 @@ Manifest parseManifest(const std::string &text) {
       if (m.mode != "train" && m.mode != "infer")
         throw r.error("unknown mode '" + m.mode + "'");
     } else if (kind == "model") {
-      m.model = r.name();
+      // Informational: an empty or oddly escaped name is not worth failing.
+      std::string rest = line.size() > 6 ? line.substr(6) : "";
+      m.model = unescapeName(rest).value_or(rest);
+      continue;
     } else if (kind == "weights") {
       m.weightsFile = r.name();
     } else if (kind == "batch") {

@@ -69,12 +69,14 @@ private:
   std::optional<std::string> pendingValue;
 };
 
-int64_t parseCount(const std::string &opt, const std::string &v, int64_t lo) {
+int64_t parseCount(const std::string &opt, const std::string &v, int64_t lo,
+                   int64_t hi = INT64_MAX) {
   errno = 0;
   char *end = nullptr;
   long long n = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end || errno || n < lo)
+  if (v.empty() || *end || errno || n < lo || n > hi)
     throw usageError(opt + " wants an integer >= " + std::to_string(lo) +
+                     (hi == INT64_MAX ? "" : " and <= " + std::to_string(hi)) +
                      ", got '" + v + "'");
   return n;
 }
@@ -114,6 +116,7 @@ TrainOptions parseTrainOptions(int argc, char **argv) {
     else if (a == "--dump-grads") o.dumpGradsDir = r.value(a);
     else if (a == "--weights") o.weights = r.value(a);
     else if (a == "--check-memory") { r.noValue(a); o.checkMemory = true; }
+    else if (a == "--threads") o.threads = static_cast<int>(parseCount(a, r.value(a), 1, 4096));
     else if (a == "--help" || a == "-h") { r.noValue(a); o.help = true; }
     else if (a.rfind("-", 0) == 0) throw usageError("unknown option '" + a + "' (see --help)");
     else throw usageError("unexpected argument '" + a + "' (see --help)");
@@ -139,6 +142,7 @@ InferOptions parseInferOptions(int argc, char **argv) {
     if (a == "--input") for (auto &f : r.namedFiles(a)) o.inputs.push_back(f);
     else if (a == "--output-dir") o.outputDir = r.value(a);
     else if (a == "--weights") o.weights = r.value(a);
+    else if (a == "--threads") o.threads = static_cast<int>(parseCount(a, r.value(a), 1, 4096));
     else if (a == "--output-format") {
       o.format = r.value(a);
       if (o.format != "npy" && o.format != "pb")
@@ -156,10 +160,10 @@ InferOptions parseInferOptions(int argc, char **argv) {
 }
 
 std::string trainHelp(const std::string &exe, const Manifest &m) {
-  std::string lrDefault = "the compiled default";
-  if (const ScalarRecord *lr = m.findScalar("lr"); lr && lr->defaultValue) {
+  std::string lrDefault = "none compiled in: pass --lr";
+  if (std::optional<double> lr = m.defaultLearningRate()) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", *lr->defaultValue);
+    std::snprintf(buf, sizeof buf, "%g", *lr);
     lrDefault = buf;
   }
   std::string h =
@@ -185,6 +189,7 @@ std::string trainHelp(const std::string &exe, const Manifest &m) {
       "  --export OUT.onnx         write the model with the trained weights\n"
       "  --dump-grads DIR          first step's gradients as DIR/<param>.npy\n"
       "  --check-memory            poison dead arena regions with NaN\n"
+      "  --threads N               BLAS threads (default: OpenBLAS's choice)\n"
       "  --help                    this text\n\ninputs:\n";
   for (const InputRecord &in : m.inputs)
     h += "  " + slotText(in) + "  synthetic: " +
@@ -219,6 +224,7 @@ std::string inferHelp(const std::string &exe, const Manifest &m) {
       "  --output-dir DIR          where outputs go (created if missing)\n"
       "  --output-format npy|pb    output file format (default npy)\n"
       "  --weights FILE.onnx       weights from this model's initializers\n"
+      "  --threads N               BLAS threads (default: OpenBLAS's choice)\n"
       "  --help                    this text\n\ninputs:\n";
   for (const InputRecord &in : m.inputs)
     h += "  " + slotText(in) + "\n";

@@ -57,7 +57,28 @@ void StepLog::json(const std::string &line) {
     throw Error(jsonPath + ": write failed: " + errnoText());
 }
 
-void StepLog::step(int64_t k, float loss, float lr) {
+namespace {
+// A JSON string literal (names may hold any byte).
+std::string jsonString(const std::string &s) {
+  std::string r = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      r += '\\';
+      r += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      r += buf;
+    } else {
+      r += static_cast<char>(c);
+    }
+  }
+  return r + "\"";
+}
+} // namespace
+
+void StepLog::step(int64_t k, float loss, float lr,
+                   const std::vector<std::pair<std::string, float>> &extra) {
   double elapsed = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start).count();
   int64_t done = k + 1 - firstStep;
@@ -65,8 +86,13 @@ void StepLog::step(int64_t k, float loss, float lr) {
   double eta = done > 0 ? elapsed / done * (lastStep - k) : 0;
   char rateText[32];
   std::snprintf(rateText, sizeof rateText, "%.1f", rate);
-  std::printf("step %lld  loss %s  lr %s  %s samples/s  elapsed %s  eta %s\n",
-              static_cast<long long>(k), floatText(loss).c_str(),
+  std::string more, moreJson;
+  for (const auto &[name, value] : extra) {
+    more += "  " + name + " " + floatText(value);
+    moreJson += ", " + jsonString(name) + ": " + floatText(value);
+  }
+  std::printf("step %lld  loss %s%s  lr %s  %s samples/s  elapsed %s  eta %s\n",
+              static_cast<long long>(k), floatText(loss).c_str(), more.c_str(),
               floatText(lr).c_str(), rateText, seconds(elapsed).c_str(),
               seconds(eta).c_str());
   std::fflush(stdout);
@@ -74,7 +100,7 @@ void StepLog::step(int64_t k, float loss, float lr) {
   std::snprintf(timing, sizeof timing,
                 ", \"samples_per_s\": %.3f, \"elapsed_s\": %.6f}", rate, elapsed);
   json("{\"step\": " + std::to_string(k) + ", \"loss\": " + floatText(loss) +
-       ", \"lr\": " + floatText(lr) + timing);
+       moreJson + ", \"lr\": " + floatText(lr) + timing);
 }
 
 void StepLog::eval(int64_t k, float evalLoss, int64_t batches) {

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
+#include <unistd.h>
 
 namespace oflow_rt {
 
@@ -52,7 +53,7 @@ std::map<std::string, HostTensor> loadData(const Manifest &m,
 }
 
 const OutputRecord &lossOutput(const Manifest &m, const std::string &entry) {
-  const OutputRecord *o = m.findOutput(entry, "loss");
+  const OutputRecord *o = m.lossOutput(entry);
   if (!o || o->dtype != DType::F32 || !o->dims.empty())
     throw Error("the manifest has no f32 scalar output 'loss' for the " +
                 entry + " entry");
@@ -149,14 +150,21 @@ void Trainer::save(int64_t stepsDone) {
 int Trainer::run() {
   p.requireEntry("train", "training");
   lossOutput(m, "train");
+  // Programs without inputs (every operand an initializer) have batch 0.
+  if (!m.inputs.empty() && m.batch < 1)
+    throw Error("the manifest's batch is " + std::to_string(m.batch) +
+                "; training on inputs needs at least one row per step");
+  if (o.threads)
+    oflow_rt_set_threads(o.threads);
 
   // Everything below is checked before the first step.
   const ScalarRecord *lrScalar = m.findScalar("lr");
   if (o.lr && !lrScalar)
     throw usageError("--lr: this program has a fixed learning rate");
-  if (lrScalar && !o.lr && !lrScalar->defaultValue)
+  std::optional<double> compiledLr = m.defaultLearningRate();
+  if (lrScalar && !o.lr && !compiledLr)
     throw usageError("this program has no default learning rate: pass --lr X");
-  lr = o.lr ? *o.lr : lrScalar ? *lrScalar->defaultValue : 0;
+  lr = o.lr ? *o.lr : compiledLr ? *compiledLr : 0;
   if (o.checkMemory && !m.findScalar("poison"))
     throw usageError("--check-memory: this program was compiled without "
                      "the poison scalar");
@@ -165,15 +173,24 @@ int Trainer::run() {
     if (m.grads.empty())
       throw Error("--dump-grads: the program has no gradient outputs");
   }
-  if (!o.exportPath.empty() && p.modelSize() == 0)
-    throw Error("--export: this program embeds no ONNX model (it was not "
-                "compiled from one), so there is nothing to export into");
+  if (!o.exportPath.empty()) {
+    if (p.modelSize() == 0)
+      throw Error("--export: this program embeds no ONNX model (it was not "
+                  "compiled from one), so there is nothing to export into");
+    // Fail now, not after the training, when the file cannot be written.
+    size_t slash = o.exportPath.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : o.exportPath.substr(0, slash + 1);
+    if (::access(dir.c_str(), W_OK) != 0)
+      throw Error("--export " + o.exportPath + ": cannot write to " + dir +
+                  ": " + errnoText());
+  }
 
   feed = std::make_unique<Feeder>(m, loadData(m, o.data, "--data"),
                                   o.shuffle ? std::optional<uint64_t>(o.seed)
                                             : std::nullopt);
   if (!o.evalData.empty()) {
     p.requireEntry("grads", "--eval-data");
+    lossOutput(m, "grads");
     auto files = loadData(m, o.evalData, "--eval-data");
     for (const InputRecord &in : m.inputs)
       if (!files.count(in.name))
@@ -213,6 +230,7 @@ int Trainer::run() {
     dumpGrads(first);
 
   int64_t lastSave = -1, lastEval = -1;
+  log->startClock();
   for (int64_t k = first; k < end; ++k) {
     feed->fill(k, p.io.data());
     setScalars(k);
@@ -223,8 +241,15 @@ int Trainer::run() {
                   (std::isnan(loss) ? "nan" : "inf") +
                   " (training diverged; this state is not saved)");
     const ScalarRecord *used = m.findScalar("lr_used");
-    log->step(k, loss, used ? static_cast<float>(p.readValue(used->dtype, used->offset))
-                            : static_cast<float>(lr));
+    std::vector<std::pair<std::string, float>> extra;
+    for (const OutputRecord *out : m.outputsOf("train"))
+      if (out->name != "loss" && out->dims.empty() &&
+          (out->dtype == DType::F32 || out->dtype == DType::F64 || !isFloat(out->dtype)))
+        extra.emplace_back(out->name, static_cast<float>(p.readValue(out->dtype, out->offset)));
+    log->step(k, loss,
+              used ? static_cast<float>(p.readValue(used->dtype, used->offset))
+                   : static_cast<float>(lr),
+              extra);
     int64_t done = k + 1;
     if (!o.saveDir.empty() && o.saveEvery && done % o.saveEvery == 0) {
       save(done);

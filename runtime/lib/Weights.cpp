@@ -39,7 +39,8 @@ int loadWeights(const std::string &modelPath, const Manifest &m,
       throw Error(what + " is " + dtypeName(t.dtype) + shapeText(t.dims) +
                   ", the program's variable is " + dtypeName(v.dtype) +
                   shapeText(v.dims));
-    std::memcpy(state + v.offset, t.data.data(), t.data.size());
+    if (!t.data.empty())
+      std::memcpy(state + v.offset, t.data.data(), t.data.size());
     ++filled;
   }
   return filled;

@@ -1,4 +1,4 @@
-// RUN: oflow-opt %s --pass-pipeline='builtin.module(func.func(oflow-linalg-to-blas))' | FileCheck %s
+// RUN: oflow-opt %s --oflow-linalg-to-blas | FileCheck %s
 
 // CHECK-LABEL: func.func @gemm
 // CHECK: %[[PA:.*]] = arith.addi %{{.*}}, %{{.*}} : index

@@ -116,6 +116,26 @@ TEST(Manifest, RejectsMalformedLines) {
   }
 }
 
+TEST(Manifest, ToleratesAnEmptyModelName) {
+  EXPECT_EQ(parseManifest("oflow-manifest 1\nmode infer\nmodel \n").model, "");
+  EXPECT_EQ(parseManifest("oflow-manifest 1\nmode infer\nmodel\n").model, "");
+}
+
+TEST(Manifest, FindsTheCompiledLearningRateAndLoss) {
+  Manifest m = parseManifest(kGood);
+  EXPECT_DOUBLE_EQ(*m.defaultLearningRate(), 0.001); // the scalar's default
+  const char *head = "oflow-manifest 1\nmode train\nio_bytes 128\n"
+                     "output train loss f32 0 0\nscalar lr f32 64\n";
+  m = parseManifest(std::string(head) + "optimizer adamw lr=0.0003 beta1=0.9\n");
+  EXPECT_DOUBLE_EQ(*m.defaultLearningRate(), 0.0003);
+  EXPECT_EQ(m.lossOutput("grads"), m.findOutput("train", "loss"));
+  EXPECT_EQ(m.lossOutput("infer"), nullptr);
+  m = parseManifest(std::string(head) + "optimizer sgd momentum=0.9\n");
+  EXPECT_FALSE(m.defaultLearningRate().has_value());
+  m = parseManifest(std::string(head) + "optimizer sgd lr=fast\n");
+  EXPECT_FALSE(m.defaultLearningRate().has_value());
+}
+
 TEST(Manifest, EscapesNames) {
   EXPECT_EQ(escapeName("fc1.weight"), "fc1.weight");
   EXPECT_EQ(escapeName("/layer/MatMul:0"), "/layer/MatMul:0");

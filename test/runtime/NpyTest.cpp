@@ -17,7 +17,8 @@ HostTensor make(DType dtype, std::vector<int64_t> dims, std::vector<T> values) {
   t.dtype = dtype;
   t.dims = std::move(dims);
   t.data.resize(values.size() * sizeof(T));
-  std::memcpy(t.data.data(), values.data(), t.data.size());
+  if (!values.empty())
+    std::memcpy(t.data.data(), values.data(), t.data.size());
   return t;
 }
 
@@ -114,6 +115,8 @@ TEST(Npy, RejectsBadFiles) {
   std::string cut = image("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", f8);
   expectError([&] { parseNpy(cut.substr(0, 30), "i.npy"); }, "truncated header");
   expectError([&] { readNpy("/nonexistent/x.npy"); }, "/nonexistent/x.npy: cannot open");
+  TempDir dir;
+  expectError([&] { readNpy(dir.path); }, dir.path + ": cannot read: is a directory");
 }
 
 TEST(Npy, FileNamesForTensorNames) {

@@ -32,7 +32,7 @@ TEST(Options, ParsesTrainFlags) {
   TrainOptions o = train({"--steps", "20", "--lr=0.5", "--data", "x=a.npy", "y=b.npy",
                           "--data=z=c.npy", "--shuffle", "--seed", "3", "--save", "ck",
                           "--save-every", "5", "--eval-data", "x=e.npy", "--eval-every=2",
-                          "--log-json", "l.json", "--check-memory"});
+                          "--log-json", "l.json", "--check-memory", "--threads", "2"});
   EXPECT_EQ(o.steps, 20);
   EXPECT_DOUBLE_EQ(*o.lr, 0.5);
   ASSERT_EQ(o.data.size(), 3u);
@@ -45,6 +45,7 @@ TEST(Options, ParsesTrainFlags) {
   EXPECT_EQ(o.evalEvery, 2);
   EXPECT_EQ(o.logJson, "l.json");
   EXPECT_TRUE(o.checkMemory);
+  EXPECT_EQ(o.threads, 2);
   EXPECT_EQ(train({}).steps, 100);
 }
 
@@ -68,6 +69,8 @@ TEST(Options, RejectsBadTrainFlagsWithExit2) {
       {{"--eval-every", "2"}, "--eval-every needs --eval-data"},
       {{"--shuffle=yes"}, "--shuffle takes no value"},
       {{"stray"}, "unexpected argument 'stray'"},
+      {{"--threads", "0"}, "--threads wants an integer >= 1"},
+      {{"--threads", "99999"}, "--threads wants an integer >= 1 and <= 4096"},
       {{"--save", "--steps"}, "looks like an option"},
   };
   for (const Case &c : cases) {

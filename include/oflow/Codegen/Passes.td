@@ -41,7 +41,7 @@ def PlanMemory : Pass<"oflow-plan-memory", "mlir::ModuleOp"> {
                            "mlir::linalg::LinalgDialect", "mlir::arith::ArithDialect"];
 }
 
-def LinalgToBlas : Pass<"oflow-linalg-to-blas", "mlir::func::FuncOp"> {
+def LinalgToBlas : Pass<"oflow-linalg-to-blas", "mlir::ModuleOp"> {
   let summary = "f32 linalg.matmul / batch_matmul on memrefs -> runtime BLAS calls";
   let description = [{
     Replaces `linalg.matmul` and `linalg.batch_matmul` with their default

@@ -24,8 +24,10 @@ namespace oflow_rt {
 
 /// Checks a data file against its input: dtype (an int32 file feeds an i64
 /// input and vice versa, converted; floats never feed integers), dims[1:],
-/// at least `batch` rows, integer values inside the input's [lo, hi).
-/// Returns the rows converted to the input's dtype. Errors name the file.
+/// at least `batch` rows. Returns the rows converted to the input's dtype.
+/// Errors name the file. Integer values are not checked against the synth
+/// range: oflow-compile writes int:0:2 for inputs no consumer bounds (GPT's
+/// targets, say), so that range is not a validity range.
 HostTensor prepareInputData(const InputRecord &in, HostTensor file,
                             const std::string &path, int64_t batch);
 
@@ -41,8 +43,9 @@ public:
 
   /// Writes batch `step` of every input into `io`.
   void fill(int64_t step, uint8_t *io);
-  /// Row of the file that sample i of batch `step` reads (for tests).
-  int64_t rowFor(int64_t step, int64_t i, int64_t n);
+  /// Row of an n-row file that sample i of batch `step` reads, when a batch
+  /// has `rows` samples (the input's dims[0], the manifest's batch).
+  int64_t rowFor(int64_t step, int64_t i, int64_t rows, int64_t n);
   /// Names of the inputs that are synthesized.
   std::vector<std::string> synthesized() const;
   /// Rows of the smallest file (0 when every input is synthetic).

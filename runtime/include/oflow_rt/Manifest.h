@@ -86,6 +86,12 @@ struct Manifest {
   std::vector<const OutputRecord *> outputsOf(const std::string &entry) const;
   /// "x, y, label" for error messages.
   std::string inputNames() const;
+  /// The compiled learning rate: the `lr` scalar's default, else the `lr=`
+  /// of the `optimizer` line (where oflow-compile writes it).
+  std::optional<double> defaultLearningRate() const;
+  /// The train/grads entry's `loss` output. The entries share one io layout,
+  /// so a grads entry without its own `loss` record uses the train entry's.
+  const OutputRecord *lossOutput(const std::string &entry) const;
 };
 
 /// Parses and checks; throws Error("manifest line N: ...").

@@ -25,6 +25,7 @@ struct TrainOptions {
   std::string weights; // --weights FILE.onnx
   int64_t saveEvery = 0; // 0: only at the end
   bool checkMemory = false;
+  int threads = 0; // --threads N for BLAS; 0: OpenBLAS's default
   bool help = false;
 };
 
@@ -34,6 +35,7 @@ struct InferOptions {
   std::string outputDir;
   std::string format = "npy";
   std::string weights;
+  int threads = 0;
   bool help = false;
 };
 

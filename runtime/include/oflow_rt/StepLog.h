@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace oflow_rt {
 
@@ -21,7 +23,13 @@ public:
           int64_t lastStep);
   ~StepLog();
 
-  void step(int64_t k, float loss, float lr);
+  /// Restarts the clock that rates and ETAs count from (set at the first
+  /// step, so start-up work such as --dump-grads does not skew them).
+  void startClock() { start = std::chrono::steady_clock::now(); }
+
+  /// `extra`: the program's other scalar outputs (accuracy, ...), by name.
+  void step(int64_t k, float loss, float lr,
+            const std::vector<std::pair<std::string, float>> &extra = {});
   void eval(int64_t k, float evalLoss, int64_t batches);
 
 private:

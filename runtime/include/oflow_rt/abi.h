@@ -69,6 +69,8 @@ void oflow_rt_sgemm_batched(int64_t batch, int64_t trans_a, int64_t trans_b,
                             const float *b, int64_t ldb, int64_t stride_b,
                             float beta, float *c, int64_t ldc,
                             int64_t stride_c);
+/* Caps the threads the BLAS kernels use (the executable's --threads). */
+void oflow_rt_set_threads(int64_t threads);
 
 #ifdef __cplusplus
 }
@@ -104,10 +106,14 @@ void oflow_rt_sgemm_batched(int64_t batch, int64_t trans_a, int64_t trans_b,
  *       class count; data files must stay in the range, or equal <v> (a
  *       loss's ignore_index); `unchecked`: no consumer bounds the values)
  *   output <entry> <name> <dtype> <dims> <io_offset>
- *       train/grads: the first output is named `loss` (f32 scalar)
+ *       train/grads: the first output is named `loss` (f32 scalar); the
+ *       entries share one io layout, so a grads entry without its own
+ *       `output grads loss` record writes the train entry's loss slot
  *   grad <param name> <dtype> <dims> <io_offset>      written by the grads entry
  *   scalar <name> <dtype> <io_offset> [<default>]
- *       lr       f32 in:  the base learning rate (default from compile options)
+ *       lr       f32 in:  the base learning rate (default from compile options:
+ *                         this record's <default>, else the `lr=` of the
+ *                         `optimizer` line)
  *       step     i64 in:  the number of optimizer steps taken before this one
  *       lr_used  f32 out: the learning rate the schedule gave this step
  *       poison   i8  in:  1 = fill each arena region with NaN bytes (0xFF)

@@ -3,12 +3,16 @@
  * What the runtime tests link instead of a compiled model: linear regression
  *   pred = x . w + b[tag],   loss = mean((pred - y)^2)
  * trained by SGD with momentum 0.9 and the schedule lr / (1 + 0.1 * step),
- * laid out exactly as abi.h's manifest says. The `step` scalar drives the
+ * laid out exactly as abi.h's manifest says, in the form oflow-compile
+ * writes it (the default lr on the optimizer line, the grads entry sharing
+ * the train entry's loss slot). The `step` scalar drives the
  * schedule, so a resume that fed the wrong step would change the losses.
  * Built three times: as a training program, (-DFAKE_INFER) an inference one,
  * and (-DFAKE_MINIMAL) a training program that lacks what the optional
  * features need: the grads entry point (listed in its manifest, but not
- * defined), the poison scalar, the default learning rate and the model.
+ * defined), the poison scalar, the default learning rate and the model; and
+ * it has no inputs (batch 0), like a program whose operands are all weights:
+ * its x, tag and y slots stay zero.
  *===----------------------------------------------------------------------===*/
 #include "oflow_rt/abi.h"
 
@@ -32,15 +36,12 @@ enum { X = 0, TAG = 128, Y = 192, LOSS = 256, GW = 320, GB = 384, LR = 448,
 const char oflow_manifest[] =
     "oflow-manifest 1\n"
     "mode train\n"
-    "batch 8\n"
+    "batch 0\n"
     "state_bytes 320\n"
     "io_bytes 768\n"
     "arena_bytes 128\n"
     "entry train\n"
     "entry grads\n" VARS
-    "input x f32 2 8 4 0 normal\n"
-    "input tag i64 1 8 128 int:0:3\n"
-    "input y f32 1 8 192 normal\n"
     "output train loss f32 0 256\n"
     "grad w f32 1 4 320\n"
     "scalar lr f32 448\n"
@@ -74,14 +75,15 @@ const char oflow_manifest[] =
     "input tag i64 1 8 128 int:0:3\n"
     "input y f32 1 8 192 normal\n"
     "output train loss f32 0 256\n"
-    "output grads loss f32 0 256\n"
+    "output train mae f32 0 704\n"
     "grad w f32 1 4 320\n"
     "grad b f32 1 3 384\n"
-    "scalar lr f32 448 0.05\n"
+    "scalar lr f32 448\n"
     "scalar step i64 512\n"
     "scalar lr_used f32 576\n"
     "scalar poison i8 640\n"
-    "optimizer sgd momentum=0.9\n"
+    "plan entry=train peak=32 naive=64 lower_bound=32 buffers=2\n"
+    "optimizer sgd lr=0.05 momentum=0.9\n"
     "schedule inverse decay=0.1\n";
 #endif
 
@@ -140,6 +142,12 @@ void _mlir_ciface_oflow_train_step(oflow_buffer *state, oflow_buffer *io,
                                    oflow_buffer *arena) {
   float resid[B], gw[D], gb[T];
   *F(io, LOSS) = forward(state, io, arena, resid);
+#ifndef FAKE_MINIMAL
+  float mae = 0; /* a second scalar output, which the runtime logs too */
+  for (int i = 0; i < B; ++i)
+    mae += resid[i] < 0 ? -resid[i] : resid[i];
+  *F(io, PRED) = mae / B;
+#endif
   gradients(io, resid, gw, gb);
   int64_t step = *(const int64_t *)(io->aligned + STEP);
   float lr = *F(io, LR) / (1.0f + 0.1f * (float)step);
