@@ -58,6 +58,18 @@ CONTINUATIONS = ("oflow supports", "pass ", "convert ")
 
 RTOL, ATOL = 1e-4, 1e-5
 
+# Tests whose expected outputs follow ONNX's reference where oflow
+# deliberately follows PyTorch (the correctness oracle for training). They are
+# run and reported as deviations, not counted as failures.
+KNOWN_DEVIATIONS = {
+    "test_batchnorm_epsilon_training_mode":
+        "running variance: oflow uses the unbiased batch variance (PyTorch), "
+        "ONNX's reference the biased one",
+    "test_batchnorm_example_training_mode":
+        "running variance: oflow uses the unbiased batch variance (PyTorch), "
+        "ONNX's reference the biased one",
+}
+
 
 def compare(expected, actual):
     """None when `actual` matches `expected`, else why not."""
@@ -152,7 +164,10 @@ def run_compiled(compiler, model, timeout, workdir, result, start):
             why = run_data_sets(exe, model, workdir, timeout)
         except subprocess.TimeoutExpired:
             why = "the executable timed out after %d s" % timeout
-        result.update(cls="failure" if why else "passed", reason=why or "",
+        cls = "failure" if why else "passed"
+        if why and result["name"] in KNOWN_DEVIATIONS:
+            cls, why = "deviation", "%s (%s)" % (KNOWN_DEVIATIONS[result["name"]], why)
+        result.update(cls=cls, reason=why or "",
                       seconds=round(time.monotonic() - start, 3))
     elif rc < 0:
         try:
@@ -310,6 +325,10 @@ def main():
     print("ONNX node tests: %s (%.1f s, %d workers)" % (args.data_dir, elapsed, args.jobs))
     print("  %-12s %5d" % ("passed", counts["passed"]))
     print("  %-12s %5d" % ("unsupported", counts["unsupported"]))
+    print("  %-12s %5d" % ("deviations", counts["deviation"]))
+    for r in results:
+        if r["cls"] == "deviation":
+            print("    %s: %s" % (r["name"], r["reason"]))
     print("  %-12s %5d" % ("failures", counts["failure"]))
     print("  %-12s %5d%s" % ("total", total,
                              "" if total == args.expected_total

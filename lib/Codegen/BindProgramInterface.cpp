@@ -157,6 +157,11 @@ LogicalResult BindProgramInterfacePass::bindEntry(
     if (!name)
       return func.emitOpError("entry argument ")
              << i << " has neither `oflow.name` nor `oflow.scalar`";
+    if (type.getElementType().isBF16())
+      return func.emitOpError("input '")
+             << name.getValue()
+             << "' is bfloat16, which the executable's data files (.npy, "
+                ".pb) cannot hold yet; cast it to float32 in the model";
     IoSlot &slot = io.slot(kind, name.getValue(), type);
     if (slot.type != type)
       return func.emitOpError("io slot '")
@@ -229,6 +234,11 @@ LogicalResult BindProgramInterfacePass::bindEntry(
     if (!name)
       return func.emitOpError("entry result ")
              << i << " has no `oflow.name`, `oflow.scalar` or `oflow.grad_of`";
+    if (type.getElementType().isBF16())
+      return func.emitOpError("output '")
+             << name.getValue()
+             << "' is bfloat16, which the executable's data files (.npy, "
+                ".pb) cannot hold yet; cast it to float32 in the model";
     IoSlot &slot = io.slot(kind, name.getValue(), type);
     if (slot.type != type)
       return func.emitOpError("io slot '") << name.getValue()

@@ -142,10 +142,18 @@ TEST(Feeder, ChecksFilesAgainstInputs) {
   int64_t got[4];
   std::memcpy(got, conv.data.data(), 32);
   EXPECT_EQ(got[3], 99);
-  // The synth range is not a validity range (see Feeder.h): 100 passes.
-  EXPECT_EQ(prepareInputData(id, ids(DType::I64, {1, 2, 100, 3}), "big.npy", 4).rows(), 4);
+  // Values outside the range would index outside a table: refused, unless
+  // they are the ignore index or the range is unchecked.
+  expectError([&] { prepareInputData(id, ids(DType::I64, {1, 2, 100, 3}), "big.npy", 4); },
+              "big.npy: row 2 holds 100, outside [0, 100) that input 'id' accepts");
+  InputRecord ignoring = id;
+  ignoring.ignore = -100;
+  EXPECT_EQ(prepareInputData(ignoring, ids(DType::I64, {1, -100, 5, 3}), "ig.npy", 4).rows(), 4);
+  InputRecord unchecked = id;
+  unchecked.checked = false;
+  EXPECT_EQ(prepareInputData(unchecked, ids(DType::I64, {1, 2, 100, 3}), "big.npy", 4).rows(), 4);
   // int64 data narrows into an i32 input only when every value fits.
-  InputRecord i32 = id;
+  InputRecord i32 = unchecked;
   i32.dtype = DType::I32;
   EXPECT_EQ(prepareInputData(i32, ids(DType::I64, {1, 2, 3, -4}), "n.npy", 4).data.size(), 16u);
   expectError([&] { prepareInputData(i32, ids(DType::I64, {1LL << 40, 0, 0, 0}), "wide.npy", 4); },

@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace oflow {
 #define GEN_PASS_DEF_OFLOWFUSEELEMENTWISE
@@ -30,12 +31,33 @@ bool mayFuse(OpOperand *operand) {
          !isLibraryOp(operand->get().getDefiningOp());
 }
 
+/// Fusing a producer into a consumer that reads it through a map not using
+/// every consumer loop (a broadcast, or a scatter-add's loop over table rows)
+/// would recompute the producer on every iteration of the unused loops: the
+/// GPT's embedding-gradient scatter recomputed the whole layer-norm backward
+/// once per vocabulary row. Fuse only through maps that index by all loops.
+bool mayFuseProducer(OpOperand *operand) {
+  if (!mayFuse(operand))
+    return false;
+  auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
+  if (!consumer)
+    return true;
+  AffineMap map = consumer.getMatchingIndexingMap(operand);
+  llvm::SmallBitVector used(map.getNumDims());
+  for (AffineExpr e : map.getResults())
+    e.walk([&](AffineExpr sub) {
+      if (auto d = dyn_cast<AffineDimExpr>(sub))
+        used.set(d.getPosition());
+    });
+  return used.all();
+}
+
 struct OFlowFuseElementwise
     : impl::OFlowFuseElementwiseBase<OFlowFuseElementwise> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    linalg::populateElementwiseOpsFusionPatterns(patterns, mayFuse);
+    linalg::populateElementwiseOpsFusionPatterns(patterns, mayFuseProducer);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, mayFuse);
     linalg::populateConstantFoldLinalgOperations(patterns, mayFuse);
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);

@@ -25,9 +25,10 @@ namespace oflow_rt {
 /// Checks a data file against its input: dtype (an int32 file feeds an i64
 /// input and vice versa, converted; floats never feed integers), dims[1:],
 /// at least `batch` rows. Returns the rows converted to the input's dtype.
-/// Errors name the file. Integer values are not checked against the synth
-/// range: oflow-compile writes int:0:2 for inputs no consumer bounds (GPT's
-/// targets, say), so that range is not a validity range.
+/// Errors name the file. Integer values must lie in the input's range (the
+/// rows of the table they index, the class count) or equal its ignore index;
+/// inputs whose range is `unchecked` (no consumer bounds them) are not
+/// checked.
 HostTensor prepareInputData(const InputRecord &in, HostTensor file,
                             const std::string &path, int64_t batch);
 
