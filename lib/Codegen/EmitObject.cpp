@@ -42,7 +42,7 @@ static void addData(llvm::Module &m, StringRef name, StringRef bytes,
 }
 
 LogicalResult emitProgram(ModuleOp module, const ProgramImage &image,
-                          StringRef path, bool asText) {
+                          StringRef path, bool asText, unsigned optLevel) {
   Location loc = module.getLoc();
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
@@ -68,7 +68,10 @@ LogicalResult emitProgram(ModuleOp module, const ProgramImage &image,
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, llvm::sys::getHostCPUName(), features.getString(),
       llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
+      optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+      : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+      : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                      : llvm::CodeGenOptLevel::None));
   llvmModule->setTargetTriple(triple);
   llvmModule->setDataLayout(machine->createDataLayout());
 
@@ -80,7 +83,7 @@ LogicalResult emitProgram(ModuleOp module, const ProgramImage &image,
           true, false);
   addData(*llvmModule, "oflow_onnx_model", image.onnxModel, true, false);
 
-  auto optimize = makeOptimizingTransformer(3, 0, machine.get());
+  auto optimize = makeOptimizingTransformer(optLevel, 0, machine.get());
   if (llvm::Error err = optimize(llvmModule.get()))
     return emitError(loc) << "LLVM optimization failed: "
                           << llvm::toString(std::move(err));

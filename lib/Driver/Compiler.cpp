@@ -248,7 +248,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
       return 1;
     }
     return failed(emitProgram(*module, *image, options.output,
-                              options.emit == EmitStage::Llvm))
+                              options.emit == EmitStage::Llvm, options.optLevel))
                ? 1
                : 0;
   }
@@ -263,7 +263,8 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     return 1;
   }
   auto removeObject = llvm::make_scope_exit([&] { llvm::sys::fs::remove(object); });
-  if (failed(emitProgram(*module, *image, object, /*asText=*/false)) ||
+  if (failed(emitProgram(*module, *image, object, /*asText=*/false,
+                          options.optLevel)) ||
       failed(linkExecutable(cliLoc, object, options.output)))
     return 1;
   return 0;

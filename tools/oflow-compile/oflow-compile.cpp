@@ -116,6 +116,10 @@ int run(int argc, char **argv) {
                  "MiB (default 256); larger models are read from the model "
                  "file (and its external data) when the executable starts")
       ->check(CLI::NonNegativeNumber);
+  unsigned optLevel = 2;
+  app.add_option("-O,--opt-level", optLevel,
+                 "LLVM optimization level of the generated code (default 2)")
+      ->check(CLI::Range(0, 3));
   bool quiet = false;
   app.add_flag("-q,--quiet", quiet,
                "do not list the trained parameters and the memory plan");
@@ -191,6 +195,7 @@ int run(int argc, char **argv) {
   options.emit = *oflow::parseEmitStage(emit);
   options.mode = mode == "infer" ? oflow::Mode::Infer : oflow::Mode::Train;
   options.verbose = !quiet;
+  options.optLevel = optLevel;
   if (t.optimizer == "adamw" && !*weightDecayOpt)
     t.weightDecay = 0.01; // torch.optim.AdamW's default
   options.embedWeightsLimit = embedMiB << 20;

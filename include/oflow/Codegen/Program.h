@@ -54,7 +54,8 @@ std::string escapeManifestName(llvm::StringRef name);
 /// Translates an LLVM-dialect module to LLVM IR for the host, adds the image
 /// as data, optimizes (O3) and writes LLVM IR text (`asText`) or an object.
 mlir::LogicalResult emitProgram(mlir::ModuleOp module, const ProgramImage &image,
-                                llvm::StringRef path, bool asText);
+                                llvm::StringRef path, bool asText,
+                                unsigned optLevel = 2);
 
 /// Links an object with the runtime into an executable (the system C++
 /// driver; the runtime library is found next to this compiler or through

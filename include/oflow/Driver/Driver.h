@@ -60,6 +60,8 @@ struct CompileOptions {
   bool printWeights = false;
   /// Print the memory plan and the trained parameters on stderr.
   bool verbose = true;
+  /// LLVM optimization level for the generated code (0-3).
+  unsigned optLevel = 2;
   /// Models whose weights exceed this many bytes are not embedded: the
   /// executable reads them from the model file when it starts.
   int64_t embedWeightsLimit = int64_t(256) << 20;
