@@ -102,6 +102,31 @@ def main():
                     for n, p in model.named_parameters())
         check(worst < 1e-5, f"exported weights equal PyTorch's after 5 steps (max diff {worst:.2e})")
 
+        # Weights read from the model file at start (what large models do)
+        # give the same run; a missing or corrupted model file is an error.
+        model_copy = os.path.join(work, "model", "mlp.onnx")
+        os.makedirs(os.path.dirname(model_copy))
+        shutil.copy(os.path.join(MLP, "mlp.onnx"), model_copy)
+        exe_ext = os.path.join(work, "train_ext")
+        subprocess.run([args.oflow_compile, model_copy, "--target", "cpu", "-q", "-o", exe_ext,
+                        "--optimizer", "sgd", "--momentum", "0.9", "--lr", "0.05",
+                        "--embed-weights-limit", "0"], check=True)
+        check(os.path.getsize(exe_ext) < os.path.getsize(exe) - 20000,
+              "--embed-weights-limit 0 leaves the weights out of the executable")
+        ext_log = os.path.join(work, "ext.jsonl")
+        r = run([exe_ext, "--steps", "20", "--log-json", ext_log] + data)
+        check(r.returncode == 0 and losses(ext_log) == a,
+              "weights read from the model file give the same 20 losses")
+        blob = bytearray(open(model_copy, "rb").read())
+        open(model_copy, "wb").write(bytes(blob[: len(blob) // 2]))
+        r = run([exe_ext, "--steps", "1"] + data)
+        ok, err = one_line_error(r, "mlp.onnx")
+        check(ok, f"truncated weights file: one-line error naming it ({err!r})")
+        os.remove(model_copy)
+        r = run([exe_ext, "--steps", "1"] + data)
+        ok, err = one_line_error(r, "mlp.onnx")
+        check(ok, f"missing weights file: one-line error naming it ({err!r})")
+
         # Bad data files.
         bad = os.path.join(work, "bad")
         os.makedirs(bad)

@@ -1,13 +1,17 @@
 //===- GatherScatter.cpp - gather and its scatter-add gradient -------------===//
 //
 // gather is a generic over the result that reads its index and then the
-// data element with tensor.extract. gather_backward is written as a gather
-// too (no scatter on tensors): every data row sums the gradient slices whose
-// index names it, a reduction over the index dims with a select. That costs
-// rows x indices x columns, fine for embedding tables of the examples' size.
+// data element with tensor.extract. gather_backward on axis 0 (embedding
+// tables) is a loop over the indices that adds each gradient row into its
+// table row (indices x columns of work, rows summed in index order, as
+// PyTorch's CPU embedding backward does); on other axes every data row sums
+// the gradient slices whose index names it, a reduction over the index dims
+// with a select (rows x indices x columns).
 //
 //===----------------------------------------------------------------------===//
 #include "LoweringUtils.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace oflow::lowering {
 namespace {
@@ -65,6 +69,49 @@ struct GatherLowering : OpConversionPattern<of::GatherOp> {
   }
 };
 
+/// sum over i of grad[i, :] into rows indices[i] of a zero [rows, cols]
+/// table, by an scf.for over the n indices whose body updates one row in
+/// place (extract_slice, add, insert_slice at the same place).
+Value scatterRows(OpBuilder &b, Location loc, Value grad, Value indices,
+                  RankedTensorType type) {
+  int64_t rows = type.getDimSize(0);
+  int64_t cols = type.getNumElements() / rows;
+  int64_t n = tensorType(indices).getNumElements();
+  Type t = type.getElementType();
+  Value flatIdx = reshapeTo(b, loc, indices, {n});
+  Value flatGrad = reshapeTo(b, loc, grad, {n, cols});
+  Value table = filledTensor(b, loc, {rows, cols}, scalarConstant(b, loc, t, 0));
+  Value lb = indexConstant(b, loc, 0), ub = indexConstant(b, loc, n),
+        step = indexConstant(b, loc, 1);
+  auto loop = scf::ForOp::create(
+      b, loc, lb, ub, step, ValueRange{table},
+      [&](OpBuilder &lb2, Location l, Value i, ValueRange acc) {
+        Value raw = tensor::ExtractOp::create(lb2, l, flatIdx, ValueRange{i});
+        Value row = wrapIndex(lb2, l, raw, rows);
+        SmallVector<OpFoldResult> one = {lb2.getIndexAttr(1), lb2.getIndexAttr(cols)};
+        SmallVector<OpFoldResult> unit = {lb2.getIndexAttr(1), lb2.getIndexAttr(1)};
+        auto rowType = RankedTensorType::get({cols}, t);
+        Value gradRow = tensor::ExtractSliceOp::create(
+            lb2, l, rowType, flatGrad, SmallVector<OpFoldResult>{i, lb2.getIndexAttr(0)},
+            one, unit);
+        Value accRow = tensor::ExtractSliceOp::create(
+            lb2, l, rowType, acc[0], SmallVector<OpFoldResult>{row, lb2.getIndexAttr(0)},
+            one, unit);
+        AffineMap id = AffineMap::getMultiDimIdentityMap(1, lb2.getContext());
+        Value sum = makeGeneric(
+            lb2, l, ValueRange{gradRow}, ValueRange{accRow}, {id, id},
+            {utils::IteratorType::parallel},
+            [&](OpBuilder &bb, Location ll, ValueRange a) -> SmallVector<Value> {
+              return {arith::AddFOp::create(bb, ll, a[1], a[0])};
+            })[0];
+        Value updated = tensor::InsertSliceOp::create(
+            lb2, l, sum, acc[0], SmallVector<OpFoldResult>{row, lb2.getIndexAttr(0)},
+            one, unit);
+        scf::YieldOp::create(lb2, l, updated);
+      });
+  return reshapeTo(b, loc, loop.getResult(0), type.getShape());
+}
+
 struct GatherBackwardLowering : OpConversionPattern<of::GatherBackwardOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -98,6 +145,10 @@ struct GatherBackwardLowering : OpConversionPattern<of::GatherBackwardOp> {
     int64_t axisSize = type.getDimSize(axis);
     if (axisSize == 0)
       return cannotLower(op, "scatter into an empty axis");
+    if (axis == 0 && isa<FloatType>(t)) {
+      rewriter.replaceOp(op, scatterRows(rewriter, loc, grad, indices, type));
+      return success();
+    }
     Value sum = reduceGeneric(
         rewriter, loc, ValueRange{grad, indices}, {gradMap, idxMap}, shape,
         reduced, scalarConstant(rewriter, loc, t, 0),
