@@ -39,6 +39,19 @@ bool mayFuse(OpOperand *operand) {
 bool mayFuseProducer(OpOperand *operand) {
   if (!mayFuse(operand))
     return false;
+  // A producer with several consumers is recomputed in each one it fuses
+  // into: fine for a few adds, not for erf/exp/log (GELU's erf ran three
+  // times per element in the GPT's backward). Those stay materialized.
+  Operation *producer = operand->get().getDefiningOp();
+  if (producer && !operand->get().hasOneUse()) {
+    bool expensive = false;
+    producer->walk([&](Operation *op) {
+      expensive |= op->getDialect() &&
+                   op->getDialect()->getNamespace() == "math";
+    });
+    if (expensive)
+      return false;
+  }
   auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
   if (!consumer)
     return true;
