@@ -40,16 +40,23 @@ bool mayFuseProducer(OpOperand *operand) {
   if (!mayFuse(operand))
     return false;
   // A producer with several consumers is recomputed in each one it fuses
-  // into: fine for a few adds, not for erf/exp/log (GELU's erf ran three
-  // times per element in the GPT's backward). Those stay materialized.
+  // into: fine for an add or two, not for erf/exp/log (GELU's erf ran three
+  // times per element in the GPT's backward), gathers, or long fused chains
+  // (the GPT's residual stream recomputed the embedding lookup in every
+  // block). Those stay materialized.
   Operation *producer = operand->get().getDefiningOp();
   if (producer && !operand->get().hasOneUse()) {
+    int64_t ops = 0;
     bool expensive = false;
     producer->walk([&](Operation *op) {
-      expensive |= op->getDialect() &&
-                   op->getDialect()->getNamespace() == "math";
+      if (op == producer || isa<linalg::YieldOp>(op))
+        return;
+      ++ops;
+      expensive |= isa<tensor::ExtractOp>(op) ||
+                   (op->getDialect() &&
+                    op->getDialect()->getNamespace() == "math");
     });
-    if (expensive)
+    if (expensive || ops > 4)
       return false;
   }
   auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
