@@ -152,8 +152,10 @@ BuildTrainStep::matchGradients(func::FuncOp fn,
   if (trained.empty())
     return fn.emitError("@")
            << fn.getName()
-           << " trains no weight: no oflow.weight is oflow.trainable (run "
-              "oflow-autodiff before oflow-build-train-step)";
+           << " trains no weight: no float initializer reaches the loss "
+              "(values fed as graph inputs are data, not parameters; "
+              "--freeze may exclude them; oflow-autodiff marks what is "
+              "trained)";
   return trained;
 }
 

@@ -28,7 +28,7 @@ module {
 
 // -----
 
-// expected-error @+1 {{@main trains no weight: no oflow.weight is oflow.trainable (run oflow-autodiff before oflow-build-train-step)}}
+// expected-error @+1 {{@main trains no weight: no float initializer reaches the loss (values fed as graph inputs are data, not parameters; --freeze may exclude them; oflow-autodiff marks what is trained)}}
 func.func @main(%x: tensor<f32>) -> tensor<f32> {
   %w = oflow.weight "w", dense<1.0> : tensor<f32>
   %y = oflow.mul %x, %w : (tensor<f32>, tensor<f32>) -> tensor<f32>
