@@ -1,15 +1,18 @@
 // RUN: oflow-opt %s -split-input-file --oflow-lower-to-linalg | FileCheck %s
 
+// The direct lowerings, which element types other than f32 take (f32 goes
+// through im2col and GEMMs, conv-im2col.mlir).
+
 // groups = 1: tensor.pad, the bias as the accumulator, linalg.conv_2d_nchw_fchw.
 // CHECK-LABEL: func.func @conv
-// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
 // CHECK: %[[XP:.*]] = tensor.pad %arg0 low[0, 0, 1, 0] high[0, 0, 2, 1]
 // CHECK: tensor.yield %[[ZERO]]
-// CHECK: %[[INIT:.*]] = linalg.generic {{.*}} ins(%arg2 : tensor<8xf32>)
-// CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<[1, 2]> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[XP]], %arg1 : tensor<2x3x11x9xf32>, tensor<8x3x3x3xf32>) outs(%[[INIT]] : tensor<2x8x5x3xf32>)
-func.func @conv(%x: tensor<2x3x8x8xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor<8xf32>) -> tensor<2x8x5x3xf32> {
-  %0 = oflow.conv2d %x, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 1, 0, 2, 1>, dilations = array<i64: 1, 2>, groups = 1 : i64} : (tensor<2x3x8x8xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<2x8x5x3xf32>
-  return %0 : tensor<2x8x5x3xf32>
+// CHECK: %[[INIT:.*]] = linalg.generic {{.*}} ins(%arg2 : tensor<8xf64>)
+// CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<[1, 2]> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[XP]], %arg1 : tensor<2x3x11x9xf64>, tensor<8x3x3x3xf64>) outs(%[[INIT]] : tensor<2x8x5x3xf64>)
+func.func @conv(%x: tensor<2x3x8x8xf64>, %w: tensor<8x3x3x3xf64>, %b: tensor<8xf64>) -> tensor<2x8x5x3xf64> {
+  %0 = oflow.conv2d %x, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 1, 0, 2, 1>, dilations = array<i64: 1, 2>, groups = 1 : i64} : (tensor<2x3x8x8xf64>, tensor<8x3x3x3xf64>, tensor<8xf64>) -> tensor<2x8x5x3xf64>
+  return %0 : tensor<2x8x5x3xf64>
 }
 
 // -----
@@ -18,11 +21,11 @@ func.func @conv(%x: tensor<2x3x8x8xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor<8xf
 // CHECK-LABEL: func.func @grouped
 // CHECK: %[[X:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2], [3], [4]] output_shape [2, 2, 2, 10, 10]
 // CHECK: %[[W:.*]] = tensor.expand_shape %arg1 {{\[\[}}0, 1], [2], [3], [4]] output_shape [2, 3, 2, 3, 3]
-// CHECK: %[[Y:.*]] = linalg.conv_2d_ngchw_gfchw {{.*}} ins(%[[X]], %[[W]] : tensor<2x2x2x10x10xf32>, tensor<2x3x2x3x3xf32>) outs(%{{.*}} : tensor<2x2x3x4x4xf32>)
-// CHECK: tensor.collapse_shape %[[Y]] {{\[\[}}0], [1, 2], [3], [4]] : tensor<2x2x3x4x4xf32> into tensor<2x6x4x4xf32>
-func.func @grouped(%x: tensor<2x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<2x6x4x4xf32> {
-  %0 = oflow.conv2d %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 2 : i64} : (tensor<2x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<2x6x4x4xf32>
-  return %0 : tensor<2x6x4x4xf32>
+// CHECK: %[[Y:.*]] = linalg.conv_2d_ngchw_gfchw {{.*}} ins(%[[X]], %[[W]] : tensor<2x2x2x10x10xf64>, tensor<2x3x2x3x3xf64>) outs(%{{.*}} : tensor<2x2x3x4x4xf64>)
+// CHECK: tensor.collapse_shape %[[Y]] {{\[\[}}0], [1, 2], [3], [4]] : tensor<2x2x3x4x4xf64> into tensor<2x6x4x4xf64>
+func.func @grouped(%x: tensor<2x4x8x8xf64>, %w: tensor<6x2x3x3xf64>) -> tensor<2x6x4x4xf64> {
+  %0 = oflow.conv2d %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 2 : i64} : (tensor<2x4x8x8xf64>, tensor<6x2x3x3xf64>) -> tensor<2x6x4x4xf64>
+  return %0 : tensor<2x6x4x4xf64>
 }
 
 // -----
@@ -31,14 +34,14 @@ func.func @grouped(%x: tensor<2x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<2
 // by the pads, convolved with the flipped weight whose channels swap.
 // CHECK-DAG: #[[FLIP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, -d3 + 2, -d4 + 2)>
 // CHECK-LABEL: func.func @conv_backward_input
-// CHECK: %[[Z:.*]] = linalg.fill {{.*}} -> tensor<2x6x11x11xf32>
+// CHECK: %[[Z:.*]] = linalg.fill {{.*}} -> tensor<2x6x11x11xf64>
 // CHECK: %[[D:.*]] = tensor.insert_slice %arg0 into %[[Z]][0, 0, 2, 2] [2, 6, 4, 4] [1, 1, 2, 2]
 // CHECK: %[[G:.*]] = tensor.extract_slice %[[D]][0, 0, 1, 1] [2, 6, 10, 10] [1, 1, 1, 1]
 // CHECK: linalg.generic {indexing_maps = [#[[FLIP]], #{{.*}}]
-// CHECK: linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} {{.*}} -> tensor<2x2x2x8x8xf32>
-func.func @conv_backward_input(%dy: tensor<2x6x4x4xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<2x4x8x8xf32> {
-  %0 = oflow.conv2d_backward_input %dy, %w {input_shape = array<i64: 2, 4, 8, 8>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 2 : i64} : (tensor<2x6x4x4xf32>, tensor<6x2x3x3xf32>) -> tensor<2x4x8x8xf32>
-  return %0 : tensor<2x4x8x8xf32>
+// CHECK: linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} {{.*}} -> tensor<2x2x2x8x8xf64>
+func.func @conv_backward_input(%dy: tensor<2x6x4x4xf64>, %w: tensor<6x2x3x3xf64>) -> tensor<2x4x8x8xf64> {
+  %0 = oflow.conv2d_backward_input %dy, %w {input_shape = array<i64: 2, 4, 8, 8>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 2 : i64} : (tensor<2x6x4x4xf64>, tensor<6x2x3x3xf64>) -> tensor<2x4x8x8xf64>
+  return %0 : tensor<2x4x8x8xf64>
 }
 
 // -----
@@ -48,10 +51,10 @@ func.func @conv_backward_input(%dy: tensor<2x6x4x4xf32>, %w: tensor<6x2x3x3xf32>
 // CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d0, d2, d6 * 2 + d3, d7 * 2 + d4)>
 // CHECK-LABEL: func.func @conv_backward_filter
 // CHECK: linalg.generic {indexing_maps = [#[[DY]], #[[X]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
-// CHECK: tensor.collapse_shape {{.*}} : tensor<1x8x3x3x3xf32> into tensor<8x3x3x3xf32>
-func.func @conv_backward_filter(%dy: tensor<2x8x4x4xf32>, %x: tensor<2x3x8x8xf32>) -> tensor<8x3x3x3xf32> {
-  %0 = oflow.conv2d_backward_filter %dy, %x {filter_shape = array<i64: 8, 3, 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x8x4x4xf32>, tensor<2x3x8x8xf32>) -> tensor<8x3x3x3xf32>
-  return %0 : tensor<8x3x3x3xf32>
+// CHECK: tensor.collapse_shape {{.*}} : tensor<1x8x3x3x3xf64> into tensor<8x3x3x3xf64>
+func.func @conv_backward_filter(%dy: tensor<2x8x4x4xf64>, %x: tensor<2x3x8x8xf64>) -> tensor<8x3x3x3xf64> {
+  %0 = oflow.conv2d_backward_filter %dy, %x {filter_shape = array<i64: 8, 3, 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x8x4x4xf64>, tensor<2x3x8x8xf64>) -> tensor<8x3x3x3xf64>
+  return %0 : tensor<8x3x3x3xf64>
 }
 
 // -----

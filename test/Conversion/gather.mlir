@@ -18,17 +18,22 @@ func.func @gather(%w: tensor<104x16xf32>, %t: tensor<8x64xi64>) -> tensor<8x64x1
 
 // -----
 
-// Scatter-add as a reduction over the index dims: every data row sums the
-// gradient slices whose index names it.
-// CHECK-DAG: #[[G:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3, d1)>
-// CHECK-DAG: #[[I:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
-// CHECK-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+// Scatter-add as a loop over the indices: each index adds its gradient row
+// into the data row it names, in place (indices x columns, not rows x
+// indices x columns).
 // CHECK-LABEL: func.func @gather_backward
-// CHECK: linalg.generic {indexing_maps = [#[[G]], #[[I]], #[[O]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
-// CHECK: %[[ROW:.*]] = linalg.index 0
-// CHECK: %[[HIT:.*]] = arith.cmpi eq, %{{.*}}, %[[ROW]]
-// CHECK: %[[ADD:.*]] = arith.addf
-// CHECK: arith.select %[[HIT]], %[[ADD]]
+// CHECK: %[[IDX:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0, 1]] : tensor<8x64xi64> into tensor<512xi64>
+// CHECK: %[[DY:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<8x64x16xf32> into tensor<512x16xf32>
+// CHECK: %[[Z:.*]] = linalg.fill {{.*}} -> tensor<104x16xf32>
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %c512 {{.*}} iter_args(%[[ACC:.*]] = %[[Z]])
+// CHECK: %[[E:.*]] = tensor.extract %[[IDX]][%[[I]]]
+// CHECK: %[[ROW:.*]] = arith.minsi
+// CHECK: %[[SRC:.*]] = tensor.extract_slice %[[DY]][%[[I]], 0] [1, 16] [1, 1]
+// CHECK: %[[DST:.*]] = tensor.extract_slice %[[ACC]][%[[ROW]], 0] [1, 16] [1, 1]
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[SRC]] : tensor<16xf32>) outs(%[[DST]] : tensor<16xf32>)
+// CHECK: arith.addf
+// CHECK: %[[NEXT:.*]] = tensor.insert_slice %[[SUM]] into %[[ACC]][%[[ROW]], 0] [1, 16] [1, 1]
+// CHECK: scf.yield %[[NEXT]]
 func.func @gather_backward(%dy: tensor<8x64x16xf32>, %t: tensor<8x64xi64>) -> tensor<104x16xf32> {
   %g = oflow.gather_backward %dy, %t {axis = 0 : i64, data_shape = array<i64: 104, 16>} : (tensor<8x64x16xf32>, tensor<8x64xi64>) -> tensor<104x16xf32>
   return %g : tensor<104x16xf32>

@@ -1,5 +1,8 @@
 //===- ConvPool.cpp - convolution, pooling and their gradients -------------===//
 //
+// f32 convolutions and their gradients go through GEMMs (Im2Col.cpp) where
+// that pays; the lowerings below are the general ones.
+//
 // Forward ops are the named linalg convolution and pooling ops on an input
 // padded with tensor.pad (pooling pads with -inf for max, zeros for sums,
 // and ceil_mode's last window is covered by extra padding at the end).
@@ -12,25 +15,10 @@
 // element sums over the window positions that read it.
 //
 //===----------------------------------------------------------------------===//
-#include "LoweringUtils.h"
+#include "ConvUtils.h"
 
 namespace oflow::lowering {
-namespace {
-namespace of = mlir::oflow;
 
-/// Window geometry of one op: [top, left, bottom, right] pads, per-dim
-/// strides, dilations, kernel sizes.
-struct Window {
-  SmallVector<int64_t, 2> kernel, strides, dilations;
-  SmallVector<int64_t, 4> pads;
-};
-
-DenseIntElementsAttr i64Pair(OpBuilder &b, ArrayRef<int64_t> v) {
-  return DenseIntElementsAttr::get(
-      RankedTensorType::get({2}, b.getI64Type()), v);
-}
-
-/// Pads the spatial dims of an NCHW tensor with `value`.
 Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
                  ArrayRef<int64_t> high, Value value) {
   if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
@@ -46,6 +34,14 @@ Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
   }
   auto type = RankedTensorType::get(shape, elementTypeOf(x));
   return tensor::PadOp::create(b, loc, type, x, lo, hi, value);
+}
+
+namespace {
+namespace of = mlir::oflow;
+
+DenseIntElementsAttr i64Pair(OpBuilder &b, ArrayRef<int64_t> v) {
+  return DenseIntElementsAttr::get(
+      RankedTensorType::get({2}, b.getI64Type()), v);
 }
 
 /// Padding at the end of each spatial dim so that every output window of a
@@ -125,6 +121,17 @@ Value convolve(OpBuilder &b, Location loc, Value xp, Value w, Value init,
   return reshapeTo(b, loc, yg, initType.getShape());
 }
 
+/// The window of a convolution op (or its gradients) with `weightShape`.
+template <typename OpT>
+Window convWindow(OpT op, ArrayRef<int64_t> weightShape) {
+  Window w;
+  w.kernel.assign(weightShape.begin() + 2, weightShape.end());
+  w.strides.assign(op.getStrides().begin(), op.getStrides().end());
+  w.dilations.assign(op.getDilations().begin(), op.getDilations().end());
+  w.pads.assign(op.getPads().begin(), op.getPads().end());
+  return w;
+}
+
 struct Conv2dLowering : OpConversionPattern<of::Conv2dOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -133,6 +140,15 @@ struct Conv2dLowering : OpConversionPattern<of::Conv2dOp> {
     Location loc = op.getLoc();
     auto type = op.getOutput().getType();
     Type t = type.getElementType();
+    ArrayRef<int64_t> weightShape = shapeOf(adaptor.getWeight());
+    if (convLowersThroughGemm(t, weightShape, op.getGroups())) {
+      rewriter.replaceOp(
+          op, conv2dThroughGemm(rewriter, loc, adaptor.getInput(),
+                                adaptor.getWeight(), adaptor.getBias(),
+                                type.getShape(), convWindow(op, weightShape),
+                                op.getGroups()));
+      return success();
+    }
     ArrayRef<int64_t> pads = op.getPads();
     Value zero = scalarConstant(rewriter, loc, t, 0);
     Value xp = padSpatial(rewriter, loc, adaptor.getInput(), pads.take_front(2),
@@ -171,6 +187,12 @@ struct Conv2dBackwardInputLowering
     ArrayRef<int64_t> kernel = shapeOf(w).drop_front(2);
     int64_t groups = op.getGroups();
     int64_t m = shapeOf(w)[0], cg = shapeOf(w)[1];
+    if (convLowersThroughGemm(t, shapeOf(w), groups)) {
+      rewriter.replaceOp(op, conv2dBackwardInputThroughGemm(
+                                 rewriter, loc, dy, w, in,
+                                 convWindow(op, shapeOf(w)), groups));
+      return success();
+    }
 
     // dx[h] = sum_k dyFull[h + k*d] * w[K-1-k], where dyFull holds dy[o] at
     // row (K-1)*d - pt + o*s and zeros elsewhere.
@@ -230,6 +252,14 @@ struct Conv2dBackwardFilterLowering
     auto type = op.getGradFilter().getType();
     Type t = type.getElementType();
     int64_t groups = op.getGroups();
+    ArrayRef<int64_t> f = type.getShape();
+    if (convLowersThroughGemm(t, f, groups)) {
+      rewriter.replaceOp(op, conv2dBackwardFilterThroughGemm(
+                                 rewriter, loc, adaptor.getGradOutput(),
+                                 adaptor.getInput(), f, convWindow(op, f),
+                                 groups));
+      return success();
+    }
     ArrayRef<int64_t> pads = op.getPads(), strides = op.getStrides(),
                       dilations = op.getDilations();
     Value xp = padSpatial(rewriter, loc, adaptor.getInput(), pads.take_front(2),
@@ -237,7 +267,6 @@ struct Conv2dBackwardFilterLowering
     Value xg = splitDim(rewriter, loc, xp, 1, groups);   // [n, g, cg, h, w]
     Value dyg = splitDim(rewriter, loc, adaptor.getGradOutput(), 1,
                          groups);                        // [n, g, mg, oh, ow]
-    ArrayRef<int64_t> f = type.getShape();
     SmallVector<int64_t> gradShape = {groups, f[0] / groups, f[1], f[2], f[3]};
     // Loops (g, mg, c, kh, kw | n, oh, ow).
     auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
@@ -348,8 +377,8 @@ struct AvgPool2dLowering : OpConversionPattern<of::AvgPool2dOp> {
   }
 };
 
-/// dx[n, c, h, w] = sum over the window positions (kh, kw) whose window
-/// (oh, ow) reads input element (h, w) of contribution(n, c, oh, ow, kh, kw).
+} // namespace
+
 Value sumOverWindows(
     OpBuilder &b, Location loc, ArrayRef<int64_t> inShape,
     ArrayRef<int64_t> outShape, Type t, const Window &w,
@@ -397,6 +426,8 @@ Value sumOverWindows(
         return arith::SelectOp::create(nb, l, valid, add, a[1]);
       });
 }
+
+namespace {
 
 struct AvgPool2dBackwardLowering
     : OpConversionPattern<of::AvgPool2dBackwardOp> {
