@@ -70,9 +70,10 @@ func.func @conv_backward_filter(%dy: tensor<2x8x4x4xf32>, %x: tensor<2x3x8x8xf32
 // The input gradient: columns = W[g]^T x dy[n, g] (the weight transposed per
 // group and copied per image), then col2im as a gather: each input pixel
 // (n, c, h, w) sums, over the kernel positions (kh, kw), the column entry of
-// the window oh = (h + pad - kh*d) / s when that divides and is in range.
+// the window oh = (h + pad - kh*d) / s when that divides and is in range;
+// loops (n, c, kh, kw, h, w).
 // CHECK-DAG: #[[WT:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d3, d2)>
-// CHECK-DAG: #[[KERNEL:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
+// CHECK-DAG: #[[KERNEL:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d2, d3)>
 // CHECK-LABEL: func.func @conv_backward_input
 // CHECK: %[[WB:.*]] = linalg.generic {indexing_maps = [#[[WT]], {{.*}}} ins(%{{.*}} : tensor<2x3x18xf32>) outs(%{{.*}} : tensor<2x2x18x3xf32>)
 // CHECK: %[[W:.*]] = tensor.collapse_shape %[[WB]] {{\[\[}}0, 1], [2], [3]] : tensor<2x2x18x3xf32> into tensor<4x18x3xf32>
@@ -81,7 +82,7 @@ func.func @conv_backward_filter(%dy: tensor<2x8x4x4xf32>, %x: tensor<2x3x8x8xf32
 // CHECK: %[[COL:.*]] = linalg.batch_matmul ins(%[[W]], %[[DY]] : tensor<4x18x3xf32>, tensor<4x3x16xf32>) outs(%[[Z]] : tensor<4x18x16xf32>)
 // CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[COL]]
 // CHECK: %[[COLS:.*]] = tensor.expand_shape %[[FLAT]] {{.*}} output_shape [2, 4, 3, 3, 4, 4]
-// CHECK: linalg.generic {indexing_maps = [#[[KERNEL]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}} : tensor<3x3xf32>) outs(%{{.*}} : tensor<2x4x8x8xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[KERNEL]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]} ins(%{{.*}} : tensor<3x3xf32>) outs(%{{.*}} : tensor<2x4x8x8xf32>)
 // CHECK: arith.divsi
 // CHECK: arith.remsi
 // CHECK: %[[E:.*]] = tensor.extract %[[COLS]]

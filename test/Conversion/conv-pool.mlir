@@ -88,14 +88,19 @@ func.func @avg_pool(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
 // -----
 
 // Max-pool gradient: the arg-max of each window (two results), then each
-// input element gathers the gradients of the windows that chose it.
+// input element gathers the gradients of the windows that chose it. Both
+// loop nests run (n, c, kh, kw, y, x): the window dims outside the spatial
+// ones, so no select chain is carried from one iteration to the next.
+// CHECK-DAG: #[[WIN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2, d5 * 2 + d3)>
+// CHECK-DAG: #[[KER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d2, d3)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>
 // CHECK-LABEL: func.func @max_pool_backward
-// CHECK: %[[ARG:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK: %[[ARG:.*]]:2 = linalg.generic {indexing_maps = [#[[WIN]], #[[KER]], #[[OUT]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]
 // CHECK-SAME: outs(%{{.*}}, %{{.*}} : tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>)
 // CHECK: arith.cmpf ogt
 // CHECK: arith.cmpf oeq
 // CHECK: } -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>)
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK: linalg.generic {indexing_maps = [#[[KER]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]
 // CHECK: tensor.extract %arg0
 // CHECK: tensor.extract %[[ARG]]#1
 // CHECK-SAME: tensor<1x2x2x2xi64>

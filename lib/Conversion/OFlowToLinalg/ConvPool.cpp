@@ -77,13 +77,37 @@ SmallVector<double> poolDivisors(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
   return divisors;
 }
 
-/// The map (n, c, oh, ow, kh, kw) -> (n, c, oh*s + kh*d, ow*s + kw*d).
+// Window loops run (n, c, kh, kw, y, x): the kernel dims outside the
+// spatial ones. A reduction over the window then carries its accumulator
+// from one pass over the image to the next, not from one instruction to
+// the next: with the kernel dims innermost, the selects of max-pool's
+// arg-max formed a loop-carried chain that x86 codegen turns into
+// branches, mispredicted on real data (30% of the CNN's training step in
+// perf; the step went from 2.56 to 2.05 ms with this order).
+
+/// The dims (n, c, y, x, kh, kw) of a window loop nest in loop order.
+constexpr int64_t kWindowLoopDim[6] = {0, 1, 4, 5, 2, 3};
+
+/// The window loop nest's indices as (n, c, y, x, kh, kw).
+SmallVector<Value> windowIndices(OpBuilder &b, Location loc) {
+  SmallVector<Value> idx;
+  for (int64_t d : kWindowLoopDim)
+    idx.push_back(linalg::IndexOp::create(b, loc, d));
+  return idx;
+}
+
+/// The map (n, c, kh, kw, oh, ow) -> (n, c, oh*s + kh*d, ow*s + kw*d).
 AffineMap windowInputMap(MLIRContext *ctx, const Window &w) {
   SmallVector<AffineExpr> e = {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx)};
   for (int d = 0; d < 2; ++d)
-    e.push_back(getAffineDimExpr(2 + d, ctx) * w.strides[d] +
-                getAffineDimExpr(4 + d, ctx) * w.dilations[d]);
+    e.push_back(getAffineDimExpr(4 + d, ctx) * w.strides[d] +
+                getAffineDimExpr(2 + d, ctx) * w.dilations[d]);
   return AffineMap::get(6, 0, e, ctx);
+}
+
+/// Loop sizes (n, c, kh, kw, y, x) for an NCHW `shape` [n, c, y, x].
+SmallVector<int64_t> windowLoops(ArrayRef<int64_t> shape, const Window &w) {
+  return {shape[0], shape[1], w.kernel[0], w.kernel[1], shape[2], shape[3]};
 }
 
 //===----------------------------------------------------------------------===//
@@ -384,19 +408,16 @@ Value sumOverWindows(
     ArrayRef<int64_t> outShape, Type t, const Window &w,
     function_ref<Value(OpBuilder &, Location, ArrayRef<Value> at)> contribution) {
   MLIRContext *ctx = b.getContext();
-  SmallVector<int64_t> loops(inShape);
-  llvm::append_range(loops, w.kernel);
   // The kernel dims appear in no operand otherwise: this empty tensor gives
   // linalg their sizes (as the pooling ops' window operand does).
   Value kernelShape = emptyTensor(b, loc, w.kernel, t);
   AffineMap kernelMap = AffineMap::get(
-      6, 0, {getAffineDimExpr(4, ctx), getAffineDimExpr(5, ctx)}, ctx);
+      6, 0, {getAffineDimExpr(2, ctx), getAffineDimExpr(3, ctx)}, ctx);
   return reduceGeneric(
-      b, loc, kernelShape, kernelMap, loops, {4, 5}, scalarConstant(b, loc, t, 0),
+      b, loc, kernelShape, kernelMap, windowLoops(inShape, w), {2, 3},
+      scalarConstant(b, loc, t, 0),
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        SmallVector<Value> idx;
-        for (int64_t d = 0; d < 6; ++d)
-          idx.push_back(linalg::IndexOp::create(nb, l, d));
+        SmallVector<Value> idx = windowIndices(nb, l);
         Value valid = arith::ConstantIntOp::create(nb, l, 1, 1);
         SmallVector<Value> at = {idx[0], idx[1], Value(), Value(), idx[4], idx[5]};
         Value zero = indexConstant(nb, l, 0);
@@ -475,28 +496,24 @@ struct MaxPool2dBackwardLowering
     // maximum in row-major window order wins (PyTorch), whatever order the
     // loops run in: ties go to the smaller position; a NaN beats numbers.
     // Padding is never a candidate.
-    SmallVector<int64_t> loops(out);
-    llvm::append_range(loops, w.kernel);
     Value window = emptyTensor(rewriter, loc, w.kernel, t);
     AffineMap kernelMap = AffineMap::get(
-        6, 0, {getAffineDimExpr(4, ctx), getAffineDimExpr(5, ctx)}, ctx);
-    AffineMap outMap = dropDimsMap(ctx, 6, {4, 5});
+        6, 0, {getAffineDimExpr(2, ctx), getAffineDimExpr(3, ctx)}, ctx);
+    AffineMap outMap = dropDimsMap(ctx, 6, {2, 3});
     Type i64 = rewriter.getI64Type();
     int64_t none = w.kernel[0] * w.kernel[1];
     SmallVector<Value> inits = {
         filledTensor(rewriter, loc, out, lowest),
         filledTensor(rewriter, loc, out, scalarConstant(rewriter, loc, i64, none))};
-    SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
-    iterators.append(2, utils::IteratorType::reduction);
+    SmallVector<utils::IteratorType> iterators(6, utils::IteratorType::parallel);
+    iterators[2] = iterators[3] = utils::IteratorType::reduction;
     Value argmax =
         makeGeneric(
             rewriter, loc, ValueRange{xp, window}, inits,
             {windowInputMap(ctx, w), kernelMap, outMap, outMap}, iterators,
             [&](OpBuilder &b, Location l, ValueRange a) -> SmallVector<Value> {
               Value v = a[0], best = a[2], bestPos = a[3];
-              SmallVector<Value> idx;
-              for (int64_t d = 0; d < 6; ++d)
-                idx.push_back(linalg::IndexOp::create(b, l, d));
+              SmallVector<Value> idx = windowIndices(b, l);
               Value pos = arith::AddIOp::create(
                   b, l,
                   arith::MulIOp::create(b, l, idx[4],
