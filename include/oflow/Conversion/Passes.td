@@ -22,9 +22,12 @@ def OFlowLowerToLinalg : Pass<"oflow-lower-to-linalg", "::mlir::ModuleOp"> {
       their default indexing maps (transposed operands are materialised with
       `linalg.transpose`, batch dims broadcast and collapsed), because the
       library-call lowering matches exactly those ops;
-    * conv2d becomes `linalg.conv_2d_nchw_fchw` (`conv_2d_ngchw_gfchw` with
-      groups), pools the `linalg.pooling_nchw_*` ops; their backward ops and
-      the other ops are `linalg.generic`s.
+    * f32 conv2d and its backward ops become im2col (a gather generic into a
+      column matrix) + `linalg.batch_matmul` (+ col2im for the input
+      gradient), so they run as BLAS GEMMs; depthwise and non-f32
+      convolutions become `linalg.conv_2d_nchw_fchw` / `conv_2d_ngchw_gfchw`;
+      pools the `linalg.pooling_nchw_*` ops; the other ops are
+      `linalg.generic`s (the embedding gradient an `scf.for` over indices).
 
     Program state (`oflow.variable`, `read_variable`, `write_variable`) and
     `oflow.gradient` stay: a later pass lowers them, as it does the ops named
