@@ -95,7 +95,7 @@ def OFlow_GradientOp : OFlow_Op<"gradient", [MemoryEffects<[MemWrite]>]> {
 // a forward activation alive just for its shape)
 //===----------------------------------------------------------------------===//
 
-def OFlow_Conv2dBackwardInputOp : OFlow_InferOp<"conv2d_backward_input"> {
+def OFlow_Conv2dBackwardInputOp : OFlow_InferOp<"conv2d_backward_input", [OFlow_Sbp]> {
   let summary = "gradient of conv2d with respect to its input";
   let description = [{
     `grad_output` [N, M, OH, OW], `weight` [M, C/groups, kH, kW]; the result
@@ -111,7 +111,7 @@ def OFlow_Conv2dBackwardInputOp : OFlow_InferOp<"conv2d_backward_input"> {
                        "functional-type(operands, results)";
 }
 
-def OFlow_Conv2dBackwardFilterOp : OFlow_InferOp<"conv2d_backward_filter"> {
+def OFlow_Conv2dBackwardFilterOp : OFlow_InferOp<"conv2d_backward_filter", [OFlow_Sbp]> {
   let summary = "gradient of conv2d with respect to its weight";
   let description = [{
     `grad_output` [N, M, OH, OW], `input` [N, C, H, W]; the result has
@@ -158,7 +158,7 @@ def OFlow_AvgPool2dBackwardOp : OFlow_InferOp<"avg_pool2d_backward"> {
   let assemblyFormat = "$grad_output attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_GatherBackwardOp : OFlow_InferOp<"gather_backward"> {
+def OFlow_GatherBackwardOp : OFlow_InferOp<"gather_backward", [OFlow_Sbp]> {
   let summary = "gradient of gather: scatter-add slices back to their rows";
   let description = [{
     The result has `data_shape`; slice j of `grad_output` is added to row
@@ -186,7 +186,8 @@ def OFlow_SliceBackwardOp : OFlow_InferOp<"slice_backward"> {
   let assemblyFormat = "$grad_output attr-dict `:` functional-type(operands, results)";
 }
 
-class OFlow_LossBackwardOp<string mnemonic, string doc> : OFlow_InferOp<mnemonic> {
+class OFlow_LossBackwardOp<string mnemonic, string doc>
+    : OFlow_InferOp<mnemonic, [OFlow_Sbp]> {
   let summary = "gradient of " # doc # " with respect to its first operand";
   let description = [{
     `grad_loss` is the loss's incoming gradient: a scalar for `mean` / `sum`,

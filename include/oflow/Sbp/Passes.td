@@ -1,0 +1,25 @@
+//===- Passes.td - SBP passes ------------------------------*- tablegen -*-===//
+#ifndef OFLOW_SBP_PASSES_TD
+#define OFLOW_SBP_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TestSbpSignatures : Pass<"oflow-test-sbp-signatures"> {
+  let summary = "print each op's SBP signatures as remarks (for tests)";
+  let description = [{
+    For every op implementing `SbpSignatureOpInterface` and every axis of
+    `mesh`, emits one remark listing the op's signatures on that axis (after
+    the divisibility check against that axis's size):
+
+    ```
+    remark: axis 0 (size 2): B, B -> B | S(0), B -> S(0) | ...
+    ```
+  }];
+  let options = [
+    ListOption<"mesh", "mesh", "int64_t",
+               "mesh axis sizes (one remark per axis); default: one axis of 2">,
+  ];
+  let dependentDialects = ["::mlir::oflow::OFlowDialect"];
+}
+
+#endif // OFLOW_SBP_PASSES_TD
