@@ -24,7 +24,7 @@ class OFlow_InferOp<string mnemonic, list<Trait> traits = []>
 // Constants and weights
 //===----------------------------------------------------------------------===//
 
-def OFlow_ConstantOp : OFlow_InferOp<"constant", [ConstantLike]> {
+def OFlow_ConstantOp : OFlow_InferOp<"constant", [OFlow_Sbp, ConstantLike]> {
   let summary = "a constant tensor (ONNX Constant, folded shape arithmetic)";
   let description = [{
     ```mlir
@@ -37,7 +37,7 @@ def OFlow_ConstantOp : OFlow_InferOp<"constant", [ConstantLike]> {
   let hasFolder = 1;
 }
 
-def OFlow_WeightOp : OFlow_InferOp<"weight"> {
+def OFlow_WeightOp : OFlow_InferOp<"weight", [OFlow_Sbp]> {
   let summary = "a named model initializer (a weight or a buffer)";
   let description = [{
     An ONNX initializer. Its data lives in a dense resource blob, so printing
@@ -275,7 +275,7 @@ def OFlow_LayerNormOp : OFlow_InferOp<"layer_norm", [OFlow_Sbp]> {
                        "functional-type(operands, results)";
 }
 
-def OFlow_BatchNormInferenceOp : OFlow_InferOp<"batch_norm_inference"> {
+def OFlow_BatchNormInferenceOp : OFlow_InferOp<"batch_norm_inference", [OFlow_Sbp]> {
   let summary = "batch normalization with given statistics (eval mode)";
   let description = [{
     Channels are dim 1; scale, bias, mean and var are [C].
@@ -295,7 +295,7 @@ def OFlow_BatchNormInferenceOp : OFlow_InferOp<"batch_norm_inference"> {
                        "attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_BatchNormTrainingOp : OFlow_InferOp<"batch_norm_training"> {
+def OFlow_BatchNormTrainingOp : OFlow_InferOp<"batch_norm_training", [OFlow_Sbp]> {
   let summary = "batch normalization with batch statistics (train mode)";
   let description = [{
     Normalizes with the statistics of this batch and returns the updated
@@ -347,7 +347,7 @@ def OFlow_Conv2dOp : OFlow_InferOp<"conv2d", [OFlow_Sbp]> {
 }
 
 class OFlow_Pool2dOp<string mnemonic, string doc, dag extraArgs>
-    : OFlow_InferOp<mnemonic> {
+    : OFlow_InferOp<mnemonic, [OFlow_Sbp]> {
   let summary = doc # " over kH x kW windows, NCHW";
   let description = [{
     ```mlir
@@ -368,7 +368,7 @@ def OFlow_MaxPool2dOp : OFlow_Pool2dOp<"max_pool2d", "maximum",
 def OFlow_AvgPool2dOp : OFlow_Pool2dOp<"avg_pool2d", "average",
     (ins UnitAttr:$count_include_pad)>;
 
-def OFlow_GlobalAvgPoolOp : OFlow_InferOp<"global_avg_pool"> {
+def OFlow_GlobalAvgPoolOp : OFlow_InferOp<"global_avg_pool", [OFlow_Sbp]> {
   let summary = "mean over all spatial dims: [N, C, d...] -> [N, C, 1...]";
   let description = [{
     ```mlir
@@ -458,7 +458,7 @@ def OFlow_ExpandOp : OFlow_InferOp<"expand", [OFlow_Sbp]> {
   let assemblyFormat = "$input $shape attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_ConcatOp : OFlow_InferOp<"concat"> {
+def OFlow_ConcatOp : OFlow_InferOp<"concat", [OFlow_Sbp]> {
   let summary = "join tensors along `axis`";
   let description = [{
     ```mlir
@@ -471,7 +471,7 @@ def OFlow_ConcatOp : OFlow_InferOp<"concat"> {
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_SliceOp : OFlow_InferOp<"slice"> {
+def OFlow_SliceOp : OFlow_InferOp<"slice", [OFlow_Sbp]> {
   let summary = "strided slice with per-dim offsets, sizes and strides";
   let description = [{
     Result element i of dim d is input element offsets[d] + i * strides[d]
@@ -490,7 +490,7 @@ def OFlow_SliceOp : OFlow_InferOp<"slice"> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_SplitOp : OFlow_InferOp<"split"> {
+def OFlow_SplitOp : OFlow_InferOp<"split", [OFlow_Sbp]> {
   let summary = "cut a tensor into pieces of `sizes` along `axis`";
   let description = [{
     ```mlir
@@ -520,7 +520,7 @@ def OFlow_GatherOp : OFlow_InferOp<"gather", [OFlow_Sbp]> {
   let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_TriluOp : OFlow_InferOp<"trilu"> {
+def OFlow_TriluOp : OFlow_InferOp<"trilu", [OFlow_Sbp]> {
   let summary = "keep the upper or lower triangle of the last two dims";
   let description = [{
     ```mlir

@@ -13,6 +13,8 @@ std::string SbpSignature::str() const {
   std::string out;
   llvm::raw_string_ostream os(out);
   auto print = [&](ArrayRef<SbpAttr> list) {
+    if (list.empty())
+      os << "()";
     llvm::interleaveComma(list, os, [&](SbpAttr sbp) { os << sbp.str(); });
   };
   print(operands);

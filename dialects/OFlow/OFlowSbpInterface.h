@@ -29,7 +29,7 @@ struct SbpSignature {
     return operands == other.operands && results == other.results &&
            collective == other.collective;
   }
-  /// `S(0), B -> S(0)`, then ` [needs <collective>]` when there is one.
+  /// `S(0), B -> S(0)` (`()` for no values), then ` [needs <collective>]` when there is one.
   std::string str() const;
 };
 
