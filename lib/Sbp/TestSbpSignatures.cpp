@@ -30,6 +30,23 @@ struct TestSbpSignatures
       getOperation()->emitError("mesh axis sizes must be positive");
       return signalPassFailure();
     }
+    // An op that computes on tensors without signatures would leave the SBP
+    // planner stuck: name it (function boundaries and terminators only pass
+    // values on).
+    WalkResult missing = getOperation()->walk([&](Operation *op) {
+      if (isa<of::SbpSignatureOpInterface>(op) ||
+          op->hasTrait<OpTrait::IsTerminator>() || op->getNumRegions() != 0)
+        return WalkResult::advance();
+      auto isTensor = [](Type type) { return isa<RankedTensorType>(type); };
+      if (llvm::any_of(op->getOperandTypes(), isTensor) ||
+          llvm::any_of(op->getResultTypes(), isTensor)) {
+        op->emitError("has no SBP signatures");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (missing.wasInterrupted())
+      return signalPassFailure();
     getOperation()->walk([&](of::SbpSignatureOpInterface op) {
       for (auto [axis, size] : llvm::enumerate(sizes)) {
         std::string text;

@@ -14,6 +14,9 @@ def TestSbpSignatures : Pass<"oflow-test-sbp-signatures"> {
     ```
     remark: axis 0 (size 2): B, B -> B | S(0), B -> S(0) | ...
     ```
+
+    An op that computes on tensors but lists no signatures is an error, so a
+    test over a whole training graph fails when an op is added without them.
   }];
   let options = [
     ListOption<"mesh", "mesh", "int64_t",
