@@ -155,3 +155,22 @@ SmallVector<SbpSignature> mlir::oflow::getSbpSignatures(SbpSignatureOpInterface 
   }
   return out;
 }
+
+LogicalResult mlir::oflow::verifyNdSbpSignature(
+    SbpSignatureOpInterface op, MeshAttr mesh, ArrayRef<NdSbpAttr> operands,
+    ArrayRef<NdSbpAttr> results, function_ref<InFlightDiagnostic()> emitError) {
+  for (auto [axis, size] : llvm::enumerate(mesh.getShape())) {
+    SbpSignature used;
+    for (NdSbpAttr ndSbp : operands)
+      used.operands.push_back(ndSbp.getEntries()[axis]);
+    for (NdSbpAttr ndSbp : results)
+      used.results.push_back(ndSbp.getEntries()[axis]);
+    bool found = llvm::any_of(getSbpSignatures(op, size), [&](const SbpSignature &sig) {
+      return sig.operands == used.operands && sig.results == used.results;
+    });
+    if (!found)
+      return emitError() << "has no SBP signature " << used.str() << " on mesh axis "
+                         << mesh.getAxisDisplayName(axis) << " (size " << size << ")";
+  }
+  return success();
+}

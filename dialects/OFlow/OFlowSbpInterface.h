@@ -84,4 +84,15 @@ llvm::SmallVector<SbpSignature> getSbpSignatures(SbpSignatureOpInterface op,
                                                  int64_t axisSize);
 } // namespace mlir::oflow
 
+namespace mlir::oflow {
+/// Checks that `op`, whose operands and results are laid out as `operands` and
+/// `results` on `mesh` (one nd-SBP each), runs one of its signatures on every
+/// mesh axis (the collective a signature names is the op's own business).
+/// Reports the first mesh axis without one through `emitError`.
+LogicalResult verifyNdSbpSignature(SbpSignatureOpInterface op, MeshAttr mesh,
+                                   ArrayRef<NdSbpAttr> operands,
+                                   ArrayRef<NdSbpAttr> results,
+                                   function_ref<InFlightDiagnostic()> emitError);
+} // namespace mlir::oflow
+
 #endif

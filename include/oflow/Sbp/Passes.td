@@ -25,4 +25,16 @@ def TestSbpSignatures : Pass<"oflow-test-sbp-signatures"> {
   let dependentDialects = ["::mlir::oflow::OFlowDialect"];
 }
 
+def VerifySbp : Pass<"oflow-verify-sbp", "::mlir::ModuleOp"> {
+  let summary = "check that every op runs one of its SBP signatures";
+  let description = [{
+    After SBP choice every value has an nd-SBP (`oflow.sbp` on the op
+    that defines it, or on the function argument) for the module's
+    `oflow.mesh` (one device by default). For every op with SBP signatures,
+    the entries of its operands and results on each mesh axis must form one
+    of the op's signatures for that axis's size; otherwise boxing is missing.
+  }];
+  let dependentDialects = ["::mlir::oflow::OFlowDialect"];
+}
+
 #endif // OFLOW_SBP_PASSES_TD
