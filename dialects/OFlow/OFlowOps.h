@@ -4,6 +4,7 @@
 
 #include "OFlow/OFlowAttrs.h"
 #include "OFlow/OFlowDialect.h"
+#include "OFlow/OFlowSbpInterface.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"

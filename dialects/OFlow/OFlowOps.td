@@ -13,6 +13,9 @@ include "OFlow/OFlowAttrs.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "OFlow/OFlowSbpInterface.td"
+
+defvar OFlow_Sbp = DeclareOpInterfaceMethods<OFlow_SbpSignatureOpInterface>;
 
 class OFlow_InferOp<string mnemonic, list<Trait> traits = []>
     : OFlow_Op<mnemonic, traits # [Pure, InferTypeOpAdaptor]>;
@@ -21,7 +24,7 @@ class OFlow_InferOp<string mnemonic, list<Trait> traits = []>
 // Constants and weights
 //===----------------------------------------------------------------------===//
 
-def OFlow_ConstantOp : OFlow_InferOp<"constant", [ConstantLike]> {
+def OFlow_ConstantOp : OFlow_InferOp<"constant", [OFlow_Sbp, ConstantLike]> {
   let summary = "a constant tensor (ONNX Constant, folded shape arithmetic)";
   let description = [{
     ```mlir
@@ -34,7 +37,7 @@ def OFlow_ConstantOp : OFlow_InferOp<"constant", [ConstantLike]> {
   let hasFolder = 1;
 }
 
-def OFlow_WeightOp : OFlow_InferOp<"weight"> {
+def OFlow_WeightOp : OFlow_InferOp<"weight", [OFlow_Sbp]> {
   let summary = "a named model initializer (a weight or a buffer)";
   let description = [{
     An ONNX initializer. Its data lives in a dense resource blob, so printing
@@ -56,7 +59,7 @@ def OFlow_WeightOp : OFlow_InferOp<"weight"> {
 
 class OFlow_UnaryOp<string mnemonic, Type operandType, string doc,
                     list<Trait> traits = []>
-    : OFlow_InferOp<mnemonic, traits # [Elementwise]> {
+    : OFlow_InferOp<mnemonic, traits # [Elementwise, OFlow_Sbp]> {
   let summary = doc;
   let arguments = (ins operandType:$input);
   let results = (outs operandType:$output);
@@ -76,7 +79,7 @@ def OFlow_ErfOp : OFlow_UnaryOp<"erf", OFlow_FloatTensor, "Gauss error function"
 def OFlow_AbsOp : OFlow_UnaryOp<"abs", OFlow_NumericTensor, "|x|">;
 def OFlow_NotOp : OFlow_UnaryOp<"not", OFlow_BoolTensor, "logical not">;
 
-def OFlow_GeluOp : OFlow_InferOp<"gelu", [Elementwise]> {
+def OFlow_GeluOp : OFlow_InferOp<"gelu", [OFlow_Sbp, Elementwise]> {
   let summary = "GELU: x * Phi(x), exact (erf) or tanh-approximated";
   let description = [{
     ```mlir
@@ -95,7 +98,7 @@ def OFlow_GeluOp : OFlow_InferOp<"gelu", [Elementwise]> {
 // same shape, which rejects the numpy broadcasting these ops allow.
 class OFlow_BinaryOp<string mnemonic, Type operandType, string doc,
                      list<Trait> traits = []>
-    : OFlow_InferOp<mnemonic, traits> {
+    : OFlow_InferOp<mnemonic, traits # [OFlow_Sbp]> {
   let summary = doc # " (numpy broadcasting)";
   let arguments = (ins operandType:$lhs, operandType:$rhs);
   let results = (outs operandType:$output);
@@ -111,7 +114,7 @@ def OFlow_PowOp : OFlow_BinaryOp<"pow", OFlow_FloatTensor, "lhs ^ rhs">;
 def OFlow_MaxOp : OFlow_BinaryOp<"max", OFlow_NumericTensor, "max(lhs, rhs)", [Commutative]>;
 def OFlow_MinOp : OFlow_BinaryOp<"min", OFlow_NumericTensor, "min(lhs, rhs)", [Commutative]>;
 
-def OFlow_CompareOp : OFlow_InferOp<"compare"> {
+def OFlow_CompareOp : OFlow_InferOp<"compare", [OFlow_Sbp]> {
   let summary = "element-wise comparison to a boolean tensor (broadcasting)";
   let description = [{
     ```mlir
@@ -125,7 +128,7 @@ def OFlow_CompareOp : OFlow_InferOp<"compare"> {
       "$predicate $lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_WhereOp : OFlow_InferOp<"where"> {
+def OFlow_WhereOp : OFlow_InferOp<"where", [OFlow_Sbp]> {
   let summary = "select lhs where cond else rhs (three-way broadcasting)";
   let description = [{
     ```mlir
@@ -140,7 +143,7 @@ def OFlow_WhereOp : OFlow_InferOp<"where"> {
                        "functional-type(operands, results)";
 }
 
-def OFlow_CastOp : OFlow_InferOp<"cast", [Elementwise]> {
+def OFlow_CastOp : OFlow_InferOp<"cast", [OFlow_Sbp, Elementwise]> {
   let summary = "element type conversion (ONNX Cast)";
   let description = [{
     ```mlir
@@ -152,7 +155,7 @@ def OFlow_CastOp : OFlow_InferOp<"cast", [Elementwise]> {
   let assemblyFormat = "$input `to` $to attr-dict `:` type($input)";
 }
 
-def OFlow_DropoutOp : OFlow_InferOp<"dropout", [Elementwise]> {
+def OFlow_DropoutOp : OFlow_InferOp<"dropout", [OFlow_Sbp, Elementwise]> {
   let summary = "dropout: zero each element with probability `ratio`, scale the rest";
   let description = [{
     Ratio 0 is the identity. A positive ratio needs a `seed`: the random
@@ -173,7 +176,7 @@ def OFlow_DropoutOp : OFlow_InferOp<"dropout", [Elementwise]> {
 // Linear algebra
 //===----------------------------------------------------------------------===//
 
-def OFlow_MatmulOp : OFlow_InferOp<"matmul"> {
+def OFlow_MatmulOp : OFlow_InferOp<"matmul", [OFlow_Sbp]> {
   let summary = "batched matrix product with optional transposes";
   let description = [{
     Operands have rank >= 2; the last two dims are the matrix (transposed
@@ -191,7 +194,7 @@ def OFlow_MatmulOp : OFlow_InferOp<"matmul"> {
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_GemmOp : OFlow_InferOp<"gemm"> {
+def OFlow_GemmOp : OFlow_InferOp<"gemm", [OFlow_Sbp]> {
   let summary = "alpha * op(A) * op(B) + beta * C (ONNX Gemm, torch Linear)";
   let description = [{
     A and B are 2-D; C, when present, broadcasts to [M, N]. torch exports a
@@ -217,7 +220,7 @@ def OFlow_GemmOp : OFlow_InferOp<"gemm"> {
 //===----------------------------------------------------------------------===//
 
 class OFlow_ReduceOp<string mnemonic, string doc>
-    : OFlow_InferOp<mnemonic> {
+    : OFlow_InferOp<mnemonic, [OFlow_Sbp]> {
   let summary = doc # " over `axes` (ONNX Reduce*)";
   let description = [{
     `axes` are non-negative, unique, and never empty (the importer expands
@@ -238,7 +241,8 @@ def OFlow_ReduceSumOp : OFlow_ReduceOp<"reduce_sum", "sum">;
 def OFlow_ReduceMeanOp : OFlow_ReduceOp<"reduce_mean", "mean">;
 def OFlow_ReduceMaxOp : OFlow_ReduceOp<"reduce_max", "maximum">;
 
-class OFlow_SoftmaxLikeOp<string mnemonic, string doc> : OFlow_InferOp<mnemonic> {
+class OFlow_SoftmaxLikeOp<string mnemonic, string doc>
+    : OFlow_InferOp<mnemonic, [OFlow_Sbp]> {
   let summary = doc # " along one axis (ONNX opset 13 semantics)";
   let description = [{
     ```mlir
@@ -253,7 +257,7 @@ class OFlow_SoftmaxLikeOp<string mnemonic, string doc> : OFlow_InferOp<mnemonic>
 def OFlow_SoftmaxOp : OFlow_SoftmaxLikeOp<"softmax", "softmax">;
 def OFlow_LogSoftmaxOp : OFlow_SoftmaxLikeOp<"log_softmax", "log-softmax">;
 
-def OFlow_LayerNormOp : OFlow_InferOp<"layer_norm"> {
+def OFlow_LayerNormOp : OFlow_InferOp<"layer_norm", [OFlow_Sbp]> {
   let summary = "layer normalization over the axes from `axis` on";
   let description = [{
     `scale` (and `bias`) have the shape of the normalized trailing dims.
@@ -271,7 +275,7 @@ def OFlow_LayerNormOp : OFlow_InferOp<"layer_norm"> {
                        "functional-type(operands, results)";
 }
 
-def OFlow_BatchNormInferenceOp : OFlow_InferOp<"batch_norm_inference"> {
+def OFlow_BatchNormInferenceOp : OFlow_InferOp<"batch_norm_inference", [OFlow_Sbp]> {
   let summary = "batch normalization with given statistics (eval mode)";
   let description = [{
     Channels are dim 1; scale, bias, mean and var are [C].
@@ -291,7 +295,7 @@ def OFlow_BatchNormInferenceOp : OFlow_InferOp<"batch_norm_inference"> {
                        "attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_BatchNormTrainingOp : OFlow_InferOp<"batch_norm_training"> {
+def OFlow_BatchNormTrainingOp : OFlow_InferOp<"batch_norm_training", [OFlow_Sbp]> {
   let summary = "batch normalization with batch statistics (train mode)";
   let description = [{
     Normalizes with the statistics of this batch and returns the updated
@@ -321,7 +325,7 @@ def OFlow_BatchNormTrainingOp : OFlow_InferOp<"batch_norm_training"> {
 // Convolution and pooling (NCHW)
 //===----------------------------------------------------------------------===//
 
-def OFlow_Conv2dOp : OFlow_InferOp<"conv2d"> {
+def OFlow_Conv2dOp : OFlow_InferOp<"conv2d", [OFlow_Sbp]> {
   let summary = "2-D convolution, NCHW input, [M, C/groups, kH, kW] weight";
   let description = [{
     `pads` = [top, left, bottom, right] (ONNX order: begins, then ends).
@@ -343,7 +347,7 @@ def OFlow_Conv2dOp : OFlow_InferOp<"conv2d"> {
 }
 
 class OFlow_Pool2dOp<string mnemonic, string doc, dag extraArgs>
-    : OFlow_InferOp<mnemonic> {
+    : OFlow_InferOp<mnemonic, [OFlow_Sbp]> {
   let summary = doc # " over kH x kW windows, NCHW";
   let description = [{
     ```mlir
@@ -364,7 +368,7 @@ def OFlow_MaxPool2dOp : OFlow_Pool2dOp<"max_pool2d", "maximum",
 def OFlow_AvgPool2dOp : OFlow_Pool2dOp<"avg_pool2d", "average",
     (ins UnitAttr:$count_include_pad)>;
 
-def OFlow_GlobalAvgPoolOp : OFlow_InferOp<"global_avg_pool"> {
+def OFlow_GlobalAvgPoolOp : OFlow_InferOp<"global_avg_pool", [OFlow_Sbp]> {
   let summary = "mean over all spatial dims: [N, C, d...] -> [N, C, 1...]";
   let description = [{
     ```mlir
@@ -380,7 +384,7 @@ def OFlow_GlobalAvgPoolOp : OFlow_InferOp<"global_avg_pool"> {
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
-def OFlow_ReshapeOp : OFlow_InferOp<"reshape"> {
+def OFlow_ReshapeOp : OFlow_InferOp<"reshape", [OFlow_Sbp]> {
   let summary = "reinterpret the elements in a new static shape";
   let description = [{
     ```mlir
@@ -392,7 +396,7 @@ def OFlow_ReshapeOp : OFlow_InferOp<"reshape"> {
   let assemblyFormat = "$input $shape attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_FlattenOp : OFlow_InferOp<"flatten"> {
+def OFlow_FlattenOp : OFlow_InferOp<"flatten", [OFlow_Sbp]> {
   let summary = "[d0..dk-1, dk..dn] -> [d0*..*dk-1, dk*..*dn] (ONNX Flatten)";
   let description = [{
     ```mlir
@@ -404,7 +408,7 @@ def OFlow_FlattenOp : OFlow_InferOp<"flatten"> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_TransposeOp : OFlow_InferOp<"transpose"> {
+def OFlow_TransposeOp : OFlow_InferOp<"transpose", [OFlow_Sbp]> {
   let summary = "permute dims: result dim i is input dim perm[i]";
   let description = [{
     ```mlir
@@ -416,7 +420,7 @@ def OFlow_TransposeOp : OFlow_InferOp<"transpose"> {
   let assemblyFormat = "$input $perm attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_SqueezeOp : OFlow_InferOp<"squeeze"> {
+def OFlow_SqueezeOp : OFlow_InferOp<"squeeze", [OFlow_Sbp]> {
   let summary = "remove size-1 dims at `axes`";
   let description = [{
     ```mlir
@@ -428,7 +432,7 @@ def OFlow_SqueezeOp : OFlow_InferOp<"squeeze"> {
   let assemblyFormat = "$input $axes attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_UnsqueezeOp : OFlow_InferOp<"unsqueeze"> {
+def OFlow_UnsqueezeOp : OFlow_InferOp<"unsqueeze", [OFlow_Sbp]> {
   let summary = "insert size-1 dims at `axes` (positions in the result)";
   let description = [{
     ```mlir
@@ -440,7 +444,7 @@ def OFlow_UnsqueezeOp : OFlow_InferOp<"unsqueeze"> {
   let assemblyFormat = "$input $axes attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_ExpandOp : OFlow_InferOp<"expand"> {
+def OFlow_ExpandOp : OFlow_InferOp<"expand", [OFlow_Sbp]> {
   let summary = "broadcast to `shape` (numpy rules, ONNX Expand)";
   let description = [{
     The result shape is the broadcast of the input shape and `shape`.
@@ -454,7 +458,7 @@ def OFlow_ExpandOp : OFlow_InferOp<"expand"> {
   let assemblyFormat = "$input $shape attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_ConcatOp : OFlow_InferOp<"concat"> {
+def OFlow_ConcatOp : OFlow_InferOp<"concat", [OFlow_Sbp]> {
   let summary = "join tensors along `axis`";
   let description = [{
     ```mlir
@@ -467,7 +471,7 @@ def OFlow_ConcatOp : OFlow_InferOp<"concat"> {
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_SliceOp : OFlow_InferOp<"slice"> {
+def OFlow_SliceOp : OFlow_InferOp<"slice", [OFlow_Sbp]> {
   let summary = "strided slice with per-dim offsets, sizes and strides";
   let description = [{
     Result element i of dim d is input element offsets[d] + i * strides[d]
@@ -486,7 +490,7 @@ def OFlow_SliceOp : OFlow_InferOp<"slice"> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_SplitOp : OFlow_InferOp<"split"> {
+def OFlow_SplitOp : OFlow_InferOp<"split", [OFlow_Sbp]> {
   let summary = "cut a tensor into pieces of `sizes` along `axis`";
   let description = [{
     ```mlir
@@ -499,7 +503,7 @@ def OFlow_SplitOp : OFlow_InferOp<"split"> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_GatherOp : OFlow_InferOp<"gather"> {
+def OFlow_GatherOp : OFlow_InferOp<"gather", [OFlow_Sbp]> {
   let summary = "take slices of `data` along `axis` at `indices` (embedding lookup)";
   let description = [{
     Result shape: data[:axis] + indices + data[axis+1:]. Negative indices
@@ -516,7 +520,7 @@ def OFlow_GatherOp : OFlow_InferOp<"gather"> {
   let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_TriluOp : OFlow_InferOp<"trilu"> {
+def OFlow_TriluOp : OFlow_InferOp<"trilu", [OFlow_Sbp]> {
   let summary = "keep the upper or lower triangle of the last two dims";
   let description = [{
     ```mlir
@@ -533,7 +537,7 @@ def OFlow_TriluOp : OFlow_InferOp<"trilu"> {
 // Losses
 //===----------------------------------------------------------------------===//
 
-def OFlow_SoftmaxCrossEntropyOp : OFlow_InferOp<"softmax_cross_entropy"> {
+def OFlow_SoftmaxCrossEntropyOp : OFlow_InferOp<"softmax_cross_entropy", [OFlow_Sbp]> {
   let summary = "cross entropy of softmax(logits) against integer labels";
   let description = [{
     Logits [N, C, d...], labels [N, d...]. Labels equal to `ignore_index`
@@ -553,7 +557,7 @@ def OFlow_SoftmaxCrossEntropyOp : OFlow_InferOp<"softmax_cross_entropy"> {
                        "functional-type(operands, results)";
 }
 
-def OFlow_NllLossOp : OFlow_InferOp<"nll_loss"> {
+def OFlow_NllLossOp : OFlow_InferOp<"nll_loss", [OFlow_Sbp]> {
   let summary = "negative log-likelihood of log-probabilities at integer labels";
   let description = [{
     Input [N, C, d...] (log-probabilities), labels [N, d...] (ONNX
@@ -572,7 +576,7 @@ def OFlow_NllLossOp : OFlow_InferOp<"nll_loss"> {
                        "functional-type(operands, results)";
 }
 
-def OFlow_MseLossOp : OFlow_InferOp<"mse_loss"> {
+def OFlow_MseLossOp : OFlow_InferOp<"mse_loss", [OFlow_Sbp]> {
   let summary = "mean (or sum) squared error between two same-shaped tensors";
   let description = [{
     ```mlir

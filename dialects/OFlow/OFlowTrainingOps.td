@@ -46,7 +46,7 @@ def OFlow_VariableOp : OFlow_Op<"variable", [Symbol]> {
 }
 
 def OFlow_ReadVariableOp : OFlow_Op<"read_variable",
-    [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    [OFlow_Sbp, DeclareOpInterfaceMethods<SymbolUserOpInterface>,
      MemoryEffects<[MemRead]>]> {
   let summary = "the current value of a program variable";
   let description = [{
@@ -60,7 +60,7 @@ def OFlow_ReadVariableOp : OFlow_Op<"read_variable",
 }
 
 def OFlow_WriteVariableOp : OFlow_Op<"write_variable",
-    [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    [OFlow_Sbp, DeclareOpInterfaceMethods<SymbolUserOpInterface>,
      MemoryEffects<[MemWrite]>]> {
   let summary = "set a program variable (visible from the next step on)";
   let description = [{
@@ -75,7 +75,7 @@ def OFlow_WriteVariableOp : OFlow_Op<"write_variable",
   let assemblyFormat = "$variable `,` $value attr-dict `:` type($value)";
 }
 
-def OFlow_GradientOp : OFlow_Op<"gradient", [MemoryEffects<[MemWrite]>]> {
+def OFlow_GradientOp : OFlow_Op<"gradient", [OFlow_Sbp, MemoryEffects<[MemWrite]>]> {
   let summary = "autodiff's result: d(loss)/d(weight `name`)";
   let description = [{
     Emitted once per trained weight by `oflow-autodiff` (gradients of a weight
@@ -95,7 +95,7 @@ def OFlow_GradientOp : OFlow_Op<"gradient", [MemoryEffects<[MemWrite]>]> {
 // a forward activation alive just for its shape)
 //===----------------------------------------------------------------------===//
 
-def OFlow_Conv2dBackwardInputOp : OFlow_InferOp<"conv2d_backward_input"> {
+def OFlow_Conv2dBackwardInputOp : OFlow_InferOp<"conv2d_backward_input", [OFlow_Sbp]> {
   let summary = "gradient of conv2d with respect to its input";
   let description = [{
     `grad_output` [N, M, OH, OW], `weight` [M, C/groups, kH, kW]; the result
@@ -111,7 +111,7 @@ def OFlow_Conv2dBackwardInputOp : OFlow_InferOp<"conv2d_backward_input"> {
                        "functional-type(operands, results)";
 }
 
-def OFlow_Conv2dBackwardFilterOp : OFlow_InferOp<"conv2d_backward_filter"> {
+def OFlow_Conv2dBackwardFilterOp : OFlow_InferOp<"conv2d_backward_filter", [OFlow_Sbp]> {
   let summary = "gradient of conv2d with respect to its weight";
   let description = [{
     `grad_output` [N, M, OH, OW], `input` [N, C, H, W]; the result has
@@ -127,7 +127,7 @@ def OFlow_Conv2dBackwardFilterOp : OFlow_InferOp<"conv2d_backward_filter"> {
                        "functional-type(operands, results)";
 }
 
-def OFlow_MaxPool2dBackwardOp : OFlow_InferOp<"max_pool2d_backward"> {
+def OFlow_MaxPool2dBackwardOp : OFlow_InferOp<"max_pool2d_backward", [OFlow_Sbp]> {
   let summary = "gradient of max_pool2d: each window's gradient goes to its first maximum";
   let description = [{
     `input` is the forward input (to find each window's arg-max; the first
@@ -143,7 +143,7 @@ def OFlow_MaxPool2dBackwardOp : OFlow_InferOp<"max_pool2d_backward"> {
                        "functional-type(operands, results)";
 }
 
-def OFlow_AvgPool2dBackwardOp : OFlow_InferOp<"avg_pool2d_backward"> {
+def OFlow_AvgPool2dBackwardOp : OFlow_InferOp<"avg_pool2d_backward", [OFlow_Sbp]> {
   let summary = "gradient of avg_pool2d";
   let description = [{
     Spreads each window's gradient evenly over the window's elements (with
@@ -158,7 +158,7 @@ def OFlow_AvgPool2dBackwardOp : OFlow_InferOp<"avg_pool2d_backward"> {
   let assemblyFormat = "$grad_output attr-dict `:` functional-type(operands, results)";
 }
 
-def OFlow_GatherBackwardOp : OFlow_InferOp<"gather_backward"> {
+def OFlow_GatherBackwardOp : OFlow_InferOp<"gather_backward", [OFlow_Sbp]> {
   let summary = "gradient of gather: scatter-add slices back to their rows";
   let description = [{
     The result has `data_shape`; slice j of `grad_output` is added to row
@@ -177,7 +177,7 @@ def OFlow_GatherBackwardOp : OFlow_InferOp<"gather_backward"> {
                        "functional-type(operands, results)";
 }
 
-def OFlow_SliceBackwardOp : OFlow_InferOp<"slice_backward"> {
+def OFlow_SliceBackwardOp : OFlow_InferOp<"slice_backward", [OFlow_Sbp]> {
   let summary = "gradient of slice: zeros of `input_shape` with the slice filled in";
   let arguments = (ins OFlow_Tensor:$grad_output, DenseI64ArrayAttr:$input_shape,
                        DenseI64ArrayAttr:$offsets, DenseI64ArrayAttr:$sizes,
@@ -186,7 +186,8 @@ def OFlow_SliceBackwardOp : OFlow_InferOp<"slice_backward"> {
   let assemblyFormat = "$grad_output attr-dict `:` functional-type(operands, results)";
 }
 
-class OFlow_LossBackwardOp<string mnemonic, string doc> : OFlow_InferOp<mnemonic> {
+class OFlow_LossBackwardOp<string mnemonic, string doc>
+    : OFlow_InferOp<mnemonic, [OFlow_Sbp]> {
   let summary = "gradient of " # doc # " with respect to its first operand";
   let description = [{
     `grad_loss` is the loss's incoming gradient: a scalar for `mean` / `sum`,

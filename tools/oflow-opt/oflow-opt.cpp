@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "OFlow/OFlowDialect.h"
 #include "oflow/Codegen/Passes.h"
+#include "oflow/Sbp/Passes.h"
 #include "oflow/Training/Passes.h"
 #include "oflow/Autodiff/Passes.h"
 #include "oflow/Conversion/Passes.h"
@@ -24,6 +25,7 @@ int main(int argc, char **argv) {
   mlir::registerAllExtensions(registry);
   mlir::registerAllPasses();
   oflow::registerOFlowCodegenPasses();
+  oflow::registerSbpPasses();
   oflow::registerTrainingPasses();
   oflow::registerAutodiffPasses();
   oflow::registerOFlowConversionPasses();
