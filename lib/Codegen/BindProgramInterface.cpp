@@ -66,6 +66,25 @@ public:
     }
     return it->second;
   }
+  /// The slot of `name` for `func`'s argument or result of `type`: every
+  /// entry that uses a name shares its slot, so the types must agree.
+  FailureOr<IoSlot *> claim(func::FuncOp func, StringRef kind, StringRef name,
+                            RankedTensorType type) {
+    if (type.getElementType().isBF16()) {
+      func.emitOpError("'") << name
+                            << "' is bfloat16, which the executable's data "
+                               "files (.npy, .pb) cannot hold yet; cast it to "
+                               "float32 in the model";
+      return failure();
+    }
+    IoSlot &s = slot(kind, name, type);
+    if (s.type != type) {
+      func.emitOpError("io slot '")
+          << name << "' is used as " << s.type << " and " << type;
+      return failure();
+    }
+    return &s;
+  }
   int64_t size() const { return alignUp(bytes); }
   llvm::MapVector<std::string, IoSlot, std::map<std::string, unsigned>> slots;
 
@@ -157,16 +176,10 @@ LogicalResult BindProgramInterfacePass::bindEntry(
     if (!name)
       return func.emitOpError("entry argument ")
              << i << " has neither `oflow.name` nor `oflow.scalar`";
-    if (type.getElementType().isBF16())
-      return func.emitOpError("input '")
-             << name.getValue()
-             << "' is bfloat16, which the executable's data files (.npy, "
-                ".pb) cannot hold yet; cast it to float32 in the model";
-    IoSlot &slot = io.slot(kind, name.getValue(), type);
-    if (slot.type != type)
-      return func.emitOpError("io slot '")
-             << name.getValue() << "' is used as " << slot.type << " and "
-             << type;
+    FailureOr<IoSlot *> claimed = io.claim(func, kind, name.getValue(), type);
+    if (failed(claimed))
+      return failure();
+    IoSlot &slot = **claimed;
     if (kind == "input" && type.getElementType().isInteger() &&
         !type.getElementType().isInteger(1))
       collectIntRange(arg, slot.intRange);
@@ -234,16 +247,10 @@ LogicalResult BindProgramInterfacePass::bindEntry(
     if (!name)
       return func.emitOpError("entry result ")
              << i << " has no `oflow.name`, `oflow.scalar` or `oflow.grad_of`";
-    if (type.getElementType().isBF16())
-      return func.emitOpError("output '")
-             << name.getValue()
-             << "' is bfloat16, which the executable's data files (.npy, "
-                ".pb) cannot hold yet; cast it to float32 in the model";
-    IoSlot &slot = io.slot(kind, name.getValue(), type);
-    if (slot.type != type)
-      return func.emitOpError("io slot '") << name.getValue()
-                                           << "' has two types";
-    Value view = viewOf(b, loc, ioBuf, slot.offset, type);
+    FailureOr<IoSlot *> slot = io.claim(func, kind, name.getValue(), type);
+    if (failed(slot))
+      return failure();
+    Value view = viewOf(b, loc, ioBuf, (*slot)->offset, type);
     auto store =
         bufferization::MaterializeInDestinationOp::create(b, loc, value, view);
     store.setWritable(true);

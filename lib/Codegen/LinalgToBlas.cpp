@@ -92,7 +92,6 @@ struct LinalgToBlasPass : impl::LinalgToBlasBase<LinalgToBlasPass> {
     for (Operation *op : gemms) {
       OpBuilder b(op);
       Location loc = op->getLoc();
-      Type i64 = b.getI64Type(), f32 = b.getF32Type(), index = b.getIndexType();
       auto dim = [&](Value v, int64_t d) {
         return arith::ConstantIntOp::create(
                    b, loc, cast<MemRefType>(v.getType()).getDimSize(d), 64)
@@ -122,7 +121,6 @@ struct LinalgToBlasPass : impl::LinalgToBlasBase<LinalgToBlasPass> {
       SmallVector<Type> types;
       for (Value v : args)
         types.push_back(v.getType());
-      (void)i64, (void)f32, (void)index;
       StringRef name = batched ? "oflow_rt_sgemm_batched" : "oflow_rt_sgemm";
       func::FuncOp callee =
           declare(module, name, FunctionType::get(b.getContext(), types, {}));

@@ -8,7 +8,6 @@
 
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Error.h"
