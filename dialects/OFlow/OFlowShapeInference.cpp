@@ -837,6 +837,9 @@ windowForwardShape(const Failer<OpT> &fail, ArrayRef<int64_t> input,
                    ArrayRef<int64_t> dilations, bool ceilMode) {
   if (failed(checkWindowAttrs(fail, strides, pads, dilations)))
     return failure();
+  if (window.size() != 2 ||
+      llvm::any_of(window, [](int64_t k) { return k <= 0; }))
+    return fail("kernel must be 2 positive sizes");
   SmallVector<int64_t> shape = {input[0], channels};
   for (int d = 0; d < 2; ++d) {
     auto out = windowOutput(fail, input[2 + d], window[d], strides[d], pads[d],

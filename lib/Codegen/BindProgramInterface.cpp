@@ -24,14 +24,10 @@ using namespace mlir;
 namespace oflow {
 
 int64_t elementBytes(Type type) {
-  if (type.isInteger(1))
-    return 1;
-  return (type.getIntOrFloatBitWidth() + 7) / 8;
+  return llvm::divideCeil(type.getIntOrFloatBitWidth(), 8); // i1: one byte
 }
 
-static int64_t alignUp(int64_t v) {
-  return (v + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
-}
+static int64_t alignUp(int64_t v) { return llvm::alignTo(v, kBufferAlignment); }
 
 static int64_t tensorBytes(RankedTensorType type) {
   return type.getNumElements() * elementBytes(type.getElementType());

@@ -28,15 +28,6 @@ struct BlasMatrix {
   Value batch;     // i64: stride of the batch dim (elements), 3-D only
 };
 
-/// True when the innermost dim of `type` has a static unit stride.
-bool hasUnitInnerStride(MemRefType type) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)))
-    return false;
-  return !strides.empty() && strides.back() == 1;
-}
-
 BlasMatrix describe(OpBuilder &b, Location loc, Value memref) {
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(
@@ -71,7 +62,7 @@ bool isPlainF32Gemm(OpT op) {
     return false;
   for (Value v : op->getOperands()) {
     auto type = dyn_cast<MemRefType>(v.getType());
-    if (!type || !type.getElementType().isF32() || !hasUnitInnerStride(type))
+    if (!type || !type.getElementType().isF32() || !type.isLastDimUnitStride())
       return false;
   }
   return true;

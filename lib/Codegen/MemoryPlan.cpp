@@ -1,15 +1,13 @@
 //===- MemoryPlan.cpp - greedy-by-size static buffer placement ------------===//
 #include "oflow/Codegen/MemoryPlan.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <algorithm>
 #include <map>
 #include <numeric>
 
 namespace oflow {
-
-static int64_t alignUp(int64_t value, int64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
 
 MemoryPlan planMemory(const std::vector<BufferLifetime> &buffers,
                       int64_t alignment) {
@@ -18,7 +16,7 @@ MemoryPlan planMemory(const std::vector<BufferLifetime> &buffers,
   plan.offsets.assign(n, 0);
   std::vector<int64_t> sizes(n);
   for (size_t i = 0; i < n; ++i) {
-    sizes[i] = alignUp(std::max<int64_t>(buffers[i].bytes, 1), alignment);
+    sizes[i] = llvm::alignTo(std::max<int64_t>(buffers[i].bytes, 1), alignment);
     plan.naive += sizes[i];
   }
 

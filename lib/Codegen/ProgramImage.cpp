@@ -144,8 +144,7 @@ FailureOr<ProgramImage> extractProgramImage(ModuleOp module,
       bool zeros = dense && dense.isSplat() &&
                    llvm::all_of(dense.getRawData(), [](char c) { return c == 0; });
       if (!zeros) {
-        while (image.stateInit.size() % kBufferAlignment)
-          image.stateInit.push_back(0);
+        image.stateInit.resize(llvm::alignTo(image.stateInit.size(), kBufferAlignment));
         initOffset = image.stateInit.size();
         if (failed(appendBytes(init, image.stateInit)))
           return var.emitOpError("has an initial value whose bytes are not "

@@ -185,7 +185,7 @@ void Feeder::synthesize(const InputRecord &in, int64_t step,
   int64_t size = dtypeSize(in.dtype);
   for (int64_t e = 0; e < n; ++e) {
     uint8_t *p = dst + e * size;
-    if (!in.synthNormal && in.checked) {
+    if (!in.synthNormal) {
       uint64_t span = static_cast<uint64_t>(in.hi - in.lo);
       writeInt(p, in.dtype, in.lo + static_cast<int64_t>(rng.next() % span));
       continue;

@@ -1099,3 +1099,12 @@ func.func @dynamic_dim(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %0 = oflow.relu %x : tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
+
+// -----
+
+func.func @avg_pool_backward_kernel_rank(%g: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @below {{'oflow.avg_pool2d_backward' op kernel must be 2 positive sizes}}
+  // expected-error @below {{'oflow.avg_pool2d_backward' op failed to infer returned types}}
+  %0 = oflow.avg_pool2d_backward %g {input_shape = array<i64: 1, 1, 4, 4>, kernel = array<i64: 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}

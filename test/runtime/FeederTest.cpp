@@ -105,6 +105,23 @@ TEST(Feeder, SyntheticDataIsDeterministicAndInRange) {
     EXPECT_TRUE(v > -10 && v < 10 && v != 0);
 }
 
+TEST(Feeder, SyntheticUncheckedIntegersStayInTheirRange) {
+  // `unchecked` only relaxes the check of data files; synthetic values
+  // still come from [lo, hi) and fill exactly their slot.
+  Manifest m = parseManifest("oflow-manifest 1\nmode train\nbatch 4\nstate_bytes 0\n"
+                             "io_bytes 128\narena_bytes 0\n"
+                             "input t i32 1 4 0 int:0:2:unchecked\n");
+  Feeder f(m, {}, std::nullopt);
+  uint8_t io[128];
+  std::memset(io, 0xAB, sizeof io);
+  f.fill(0, io);
+  int32_t t[4];
+  std::memcpy(t, io, 16);
+  for (int32_t v : t)
+    EXPECT_TRUE(v == 0 || v == 1) << v;
+  EXPECT_EQ(io[16], 0xAB); // nothing written past the slot
+}
+
 TEST(Feeder, ChecksFilesAgainstInputs) {
   Manifest m = parseManifest(kManifest);
   const InputRecord &x = m.inputs[0], &id = m.inputs[1];

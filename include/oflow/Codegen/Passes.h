@@ -33,7 +33,6 @@ constexpr llvm::StringLiteral kStateBytesAttr = "oflow.state_bytes";
 constexpr llvm::StringLiteral kIoBytesAttr = "oflow.io_bytes";
 constexpr llvm::StringLiteral kArenaBytesAttr = "oflow.arena_bytes";
 constexpr llvm::StringLiteral kMemoryPlanAttr = "oflow.memory_plan";
-constexpr llvm::StringLiteral kIntRangeAttr = "oflow.int_range";
 
 } // namespace oflow
 

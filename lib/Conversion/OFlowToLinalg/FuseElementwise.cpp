@@ -11,7 +11,6 @@
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/ADT/SmallBitVector.h"
 
 namespace oflow {
 #define GEN_PASS_DEF_OFLOWFUSEELEMENTWISE
@@ -62,14 +61,8 @@ bool mayFuseProducer(OpOperand *operand) {
   auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
   if (!consumer)
     return true;
-  AffineMap map = consumer.getMatchingIndexingMap(operand);
-  llvm::SmallBitVector used(map.getNumDims());
-  for (AffineExpr e : map.getResults())
-    e.walk([&](AffineExpr sub) {
-      if (auto d = dyn_cast<AffineDimExpr>(sub))
-        used.set(d.getPosition());
-    });
-  return used.all();
+  return getUnusedDimsBitVector({consumer.getMatchingIndexingMap(operand)})
+      .none();
 }
 
 struct OFlowFuseElementwise

@@ -145,7 +145,7 @@ struct GatherBackwardLowering : OpConversionPattern<of::GatherBackwardOp> {
     int64_t axisSize = type.getDimSize(axis);
     if (axisSize == 0)
       return cannotLower(op, "scatter into an empty axis");
-    if (axis == 0 && isa<FloatType>(t)) {
+    if (axis == 0) { // grad_data is a float tensor
       rewriter.replaceOp(op, scatterRows(rewriter, loc, grad, indices, type));
       return success();
     }
