@@ -164,47 +164,44 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   importTimer.stop();
   if (!module)
     return 1;
+  // One pass-manager run per stage, timed under its own name.
+  auto runStage = [&](StringRef name,
+                      function_ref<LogicalResult(PassManager &)> addPasses) {
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return failure();
+    TimingScope scope = root.nest(name);
+    pm.enableTiming(scope);
+    if (failed(addPasses(pm)))
+      return failure();
+    return pm.run(*module);
+  };
   auto finish = [&](EmitStage stage) {
     return options.emit == stage ? printModule(*module, options, cliLoc) : success();
   };
   if (options.emit == EmitStage::Mlir)
     return failed(finish(EmitStage::Mlir)) ? 1 : 0;
 
-  {
-    PassManager pm(&context);
-    if (failed(applyPassManagerCLOptions(pm)))
-      return 1;
-    TimingScope scope = root.nest("training graph");
-    pm.enableTiming(scope);
-    if (failed(addTrainingPasses(pm, options)) || failed(pm.run(*module)))
-      return 1;
-  }
+  if (failed(runStage("training graph", [&](PassManager &pm) {
+        return addTrainingPasses(pm, options);
+      })))
+    return 1;
   reportProgram(*module, options);
   if (options.emit == EmitStage::Training)
     return failed(finish(EmitStage::Training)) ? 1 : 0;
 
-  {
-    PassManager pm(&context);
-    if (failed(applyPassManagerCLOptions(pm)))
-      return 1;
-    TimingScope scope = root.nest("lower to linalg");
-    pm.enableTiming(scope);
-    if (failed(addLinalgPasses(pm, options)) || failed(pm.run(*module)))
-      return 1;
-  }
+  if (failed(runStage("lower to linalg", [&](PassManager &pm) {
+        return addLinalgPasses(pm, options);
+      })))
+    return 1;
   if (options.emit == EmitStage::Linalg)
     return failed(finish(EmitStage::Linalg)) ? 1 : 0;
 
-  {
-    PassManager pm(&context);
-    if (failed(applyPassManagerCLOptions(pm)))
-      return 1;
-    TimingScope scope = root.nest("bufferize, plan memory");
-    pm.enableTiming(scope);
-    addBufferizePipeline(pm);
-    if (failed(pm.run(*module)))
-      return 1;
-  }
+  if (failed(runStage("bufferize, plan memory", [](PassManager &pm) {
+        addBufferizePipeline(pm);
+        return success();
+      })))
+    return 1;
   reportMemoryPlan(*module, options);
 
   ManifestInfo info;
@@ -229,16 +226,11 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     return 1;
   image->onnxModel = std::move(exportTemplate);
 
-  {
-    PassManager pm(&context);
-    if (failed(applyPassManagerCLOptions(pm)))
-      return 1;
-    TimingScope scope = root.nest("lower to LLVM");
-    pm.enableTiming(scope);
-    addLowerToLlvmPipeline(pm);
-    if (failed(pm.run(*module)))
-      return 1;
-  }
+  if (failed(runStage("lower to LLVM", [](PassManager &pm) {
+        addLowerToLlvmPipeline(pm);
+        return success();
+      })))
+    return 1;
 
   TimingScope emitTimer = root.nest("LLVM: optimize, emit, link");
   if (options.emit == EmitStage::Llvm || options.emit == EmitStage::Obj) {
