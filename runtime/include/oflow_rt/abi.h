@@ -72,6 +72,45 @@ void oflow_rt_sgemm_batched(int64_t batch, int64_t trans_a, int64_t trans_b,
 /* Caps the threads the BLAS kernels use (the executable's --threads). */
 void oflow_rt_set_threads(int64_t threads);
 
+/*---- Distributed programs (a manifest with a `mesh` record) ---------------
+ * Collectives over ONE mesh axis: the group is the ranks that share every
+ * other mesh coordinate; a rank's position in the group is its coordinate on
+ * that axis. Every rank of a group calls the same collectives in the same
+ * order (the compiler guarantees it). `in` may equal `out` for all_reduce.
+ * dtype: OFLOW_DT_*; op: OFLOW_RED_*. Pointers arrive as integers (MLIR
+ * `index`); sizes are in elements. n below is the mesh axis's size and c this
+ * rank's coordinate on it. */
+enum { OFLOW_DT_F32 = 0, OFLOW_DT_F64 = 1, OFLOW_DT_I32 = 2, OFLOW_DT_I64 = 3 };
+enum { OFLOW_RED_SUM = 0, OFLOW_RED_MAX = 1 };
+
+/* This rank's coordinate on `mesh_axis` (row-major: the last axis varies
+ * fastest). 0 in a program without a mesh. */
+int64_t oflow_rt_mesh_coord(int64_t mesh_axis);
+
+/* out[k] = op over the group of in[k], k < count. */
+void oflow_rt_all_reduce(int64_t dtype, int64_t op, const void *in, void *out,
+                         int64_t count, int64_t mesh_axis);
+
+/* in: [outer][chunk]; out: [outer][n * chunk];
+ * out[o][p * chunk + k] = in of group member p [o][k]. */
+void oflow_rt_all_gather(int64_t dtype, const void *in, void *out,
+                         int64_t outer, int64_t chunk, int64_t mesh_axis);
+
+/* in: [outer][n * chunk]; out: [outer][chunk];
+ * out[o][k] = op over members p of in of p [o][c * chunk + k]. */
+void oflow_rt_reduce_scatter(int64_t dtype, int64_t op, const void *in,
+                             void *out, int64_t outer, int64_t chunk,
+                             int64_t mesh_axis);
+
+/* in: row-major [d0][d1][d2][d3][d4]; scatter_dim s is 1 or 3 and the gather
+ * dim g is the other one (4 - s). out has the shape of in with d_s / n in
+ * place of d_s and d_g * n in place of d_g:
+ * out[.. g-index p * d_g + x .. s-index y ..]
+ *   = in of member p [.. g-index x .. s-index c * (d_s / n) + y ..]. */
+void oflow_rt_all_to_all(int64_t dtype, const void *in, void *out, int64_t d0,
+                         int64_t d1, int64_t d2, int64_t d3, int64_t d4,
+                         int64_t scatter_dim, int64_t mesh_axis);
+
 #ifdef __cplusplus
 }
 #endif
@@ -121,6 +160,23 @@ void oflow_rt_set_threads(int64_t threads);
  *   optimizer <kind> <key>=<value> ...  informational (sgd, adam, adamw; hyper-parameters)
  *   schedule <kind> <key>=<value> ...   informational (constant, warmup_cosine, ...)
  *   plan <key>=<value> ...              memory plan report: peak, naive, lower_bound
+ *   mesh <n0> [<n1> ...]               the device mesh (absent: one device). The
+ *       world size (mpirun -np) must equal the product; rank r has
+ *       coordinates in row-major order (the last axis varies fastest).
+ *
+ * Distributed layouts. `var`, `input`, `output` and `grad` records may end
+ * with a token `sbp=<e0>,<e1>,...`, one entry per mesh axis: `S<i>` (split
+ * along tensor axis i), `B` (broadcast); absent = every entry B. The record's
+ * dims stay the GLOBAL (logical) shape; its state/io offset holds this
+ * rank's LOCAL piece: dim i divided by the size of every mesh axis whose
+ * entry is S<i>. Where several mesh axes split one tensor axis, the piece
+ * index along it is mixed-radix over those axes in mesh-axis order (the
+ * earlier axis is the more significant digit): on mesh 2x2 with sbp=S0,S0
+ * rank (c0, c1) holds rows [(c0*2 + c1) * D/4, (c0*2 + c1 + 1) * D/4).
+ * oflow_state_init and `weights` files hold GLOBAL values: each rank slices
+ * its piece. Inputs: each rank feeds its piece of the global batch rows of
+ * the row rule. Outputs and grads: gathered into the global tensor where a
+ * whole value is needed (logging, files written by rank 0).
  *   weights <path>                     optional: an ONNX model whose initializers
  *       give, at start-up, the param/buffer/constant vars with init_offset -1
  *       (for models too large to embed; external-data files beside it are
