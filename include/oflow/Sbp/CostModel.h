@@ -1,0 +1,118 @@
+//===- CostModel.h - SBP layouts, meshes and the time model ------*- C++ -*-===//
+//
+// Plain C++ (no IR) over shapes and mesh sizes, so that the SBP-choice pass,
+// the boxing-insertion pass and `--emit=plan` all price things the same way
+// (DESIGN.md: "one cost function serves both choice and lowering").
+//
+// An nd-SBP has one entry per mesh axis. Where several mesh axes split the
+// same tensor axis, the piece index along it is mixed-radix in mesh-axis order
+// (the earlier mesh axis is the more significant digit).
+//
+//===----------------------------------------------------------------------===//
+#ifndef OFLOW_SBP_COSTMODEL_H
+#define OFLOW_SBP_COSTMODEL_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace oflow::sbp {
+
+enum class SbpKind { Split, Broadcast, PartialSum, PartialMax };
+
+/// The layout of a tensor along one mesh axis.
+struct Sbp {
+  SbpKind kind = SbpKind::Broadcast;
+  int64_t axis = -1; // tensor axis, for Split only
+
+  static Sbp split(int64_t axis) { return {SbpKind::Split, axis}; }
+  static Sbp broadcast() { return {SbpKind::Broadcast, -1}; }
+  static Sbp partialSum() { return {SbpKind::PartialSum, -1}; }
+  static Sbp partialMax() { return {SbpKind::PartialMax, -1}; }
+
+  bool isSplit() const { return kind == SbpKind::Split; }
+  bool isPartial() const {
+    return kind == SbpKind::PartialSum || kind == SbpKind::PartialMax;
+  }
+  bool operator==(const Sbp &o) const { return kind == o.kind && axis == o.axis; }
+  bool operator!=(const Sbp &o) const { return !(*this == o); }
+  /// "S(0)", "B", "P(sum)", "P(max)".
+  std::string str() const;
+};
+
+/// One Sbp per mesh axis.
+using NdSbp = llvm::SmallVector<Sbp, 2>;
+
+/// "[S(0), B]".
+std::string str(const NdSbp &nd);
+/// Parses "S(1)", "B", "P", "P(sum)", "P(max)"; std::nullopt otherwise.
+std::optional<Sbp> parseSbp(llvm::StringRef text);
+/// Parses "[S(0), B]" (brackets optional, comma separated).
+std::optional<NdSbp> parseNdSbp(llvm::StringRef text);
+
+/// Alpha-beta model of one mesh axis's interconnect: a collective costs
+/// alphaSeconds + bytes / bytesPerSecond.
+struct Link {
+  double alphaSeconds;
+  double bytesPerSecond;
+};
+
+/// Round numbers per link kind (per direction, per device):
+///   nvlink    5 us, 150 GB/s   (GPUs inside one node)
+///   pcie     10 us,  16 GB/s
+///   ib       10 us,  25 GB/s   (InfiniBand HDR across nodes)
+///   ethernet 30 us,   3 GB/s
+///   local     2 us,  10 GB/s   (CPU ranks on one machine, shared memory)
+/// std::nullopt for an unknown name.
+std::optional<Link> linkByName(llvm::StringRef kind);
+/// The link used where a mesh axis declares none.
+Link defaultLink();
+
+struct Mesh {
+  llvm::SmallVector<int64_t, 2> shape;
+  /// One per mesh axis; missing trailing entries mean defaultLink().
+  llvm::SmallVector<Link, 2> links;
+
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  int64_t numDevices() const;
+  Link link(int64_t meshAxis) const;
+};
+
+/// A rate model of one device, for the compute term.
+struct Device {
+  double flopsPerSecond;
+  double bytesPerSecond;
+};
+
+/// One CPU rank: 100 GFLOP/s (a few vectorised cores), 20 GB/s of memory.
+Device cpuDevice();
+/// One datacenter GPU: 50 TFLOP/s (TF32 tensor cores, achievable), 2 TB/s HBM.
+Device cudaDevice();
+
+/// Seconds for `flops` arithmetic and `bytes` of memory traffic on `device`.
+/// Roofline: max(flops / F, bytes / B), i.e. compute and traffic overlap and
+/// the slower one bounds the kernel.
+double computeSeconds(const Device &device, double flops, double bytes);
+
+/// The product of the sizes of the mesh axes that split tensor axis `axis`.
+int64_t splitFactor(const Mesh &mesh, const NdSbp &nd, int64_t axis);
+
+/// True iff `nd` has one entry per mesh axis, every split names a tensor axis
+/// of `shape`, each split tensor axis is divisible by the product of the sizes
+/// of the mesh axes splitting it, and partial sums and partial maxes are not
+/// mixed (their reduction order would matter, so such a layout means nothing).
+bool isValidLayout(const Mesh &mesh, llvm::ArrayRef<int64_t> shape,
+                   const NdSbp &nd);
+
+/// The shape each device holds. Requires isValidLayout.
+llvm::SmallVector<int64_t> localShape(const Mesh &mesh,
+                                      llvm::ArrayRef<int64_t> shape,
+                                      const NdSbp &nd);
+
+} // namespace oflow::sbp
+
+#endif // OFLOW_SBP_COSTMODEL_H
