@@ -184,7 +184,7 @@ std::optional<BoxingStep> planOneAxisStep(const Mesh &mesh,
                                           int64_t elementBytes,
                                           const NdSbp &from, const NdSbp &to,
                                           int64_t meshAxis) {
-  if (meshAxis < 0 || meshAxis >= mesh.rank() ||
+  if (meshAxis < 0 || meshAxis >= mesh.rank() || elementBytes < 1 ||
       !isValidLayout(mesh, shape, from) || !isValidLayout(mesh, shape, to))
     return std::nullopt;
   for (int64_t b = 0, e = mesh.rank(); b < e; ++b)
@@ -202,7 +202,8 @@ std::optional<BoxingPlan> planBoxing(const Mesh &mesh,
                                      llvm::ArrayRef<int64_t> shape,
                                      int64_t elementBytes, const NdSbp &from,
                                      const NdSbp &to) {
-  if (!isValidLayout(mesh, shape, from) || !isValidLayout(mesh, shape, to))
+  if (elementBytes < 1 || !isValidLayout(mesh, shape, from) ||
+      !isValidLayout(mesh, shape, to))
     return std::nullopt;
   if (from == to)
     return BoxingPlan{};

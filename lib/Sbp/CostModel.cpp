@@ -1,6 +1,7 @@
 //===- CostModel.cpp - SBP layouts, meshes and the time model -------------===//
 #include "oflow/Sbp/CostModel.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
@@ -107,11 +108,14 @@ int64_t splitFactor(const Mesh &mesh, const NdSbp &nd, int64_t axis) {
 
 bool isValidLayout(const Mesh &mesh, llvm::ArrayRef<int64_t> shape,
                    const NdSbp &nd) {
-  if (nd.size() != mesh.shape.size())
+  // Dynamic dimensions (negative) cannot be priced or checked.
+  if (nd.size() != mesh.shape.size() ||
+      llvm::any_of(shape, [](int64_t d) { return d < 0; }))
     return false;
   bool sum = false, max = false;
   for (const Sbp &s : nd) {
-    if (s.isSplit() && (s.axis < 0 || s.axis >= static_cast<int64_t>(shape.size())))
+    if (s.isSplit() &&
+        (s.axis < 0 || s.axis >= static_cast<int64_t>(shape.size())))
       return false;
     sum |= s.kind == SbpKind::PartialSum;
     max |= s.kind == SbpKind::PartialMax;

@@ -167,6 +167,8 @@ TEST(BoxingPlannerTest, InvalidLayoutsHaveNoPlan) {
   EXPECT_EQ(plan(m, {6, 8}, "B", "S(1)"), "local-slice@0 0");
   EXPECT_EQ(plan(mesh({2, 2}), {6, 8}, "[B, B]", "[S(0), S(0)]"), "none");
   EXPECT_EQ(plan(mesh({2, 2}), {8, 8}, "[P, B]", "[P(sum), P(max)]"), "none");
+  EXPECT_EQ(plan(m, {-1, 8}, "B", "S(1)"), "none"); // dynamic dimension
+  EXPECT_FALSE(planBoxing(m, {8, 8}, 0, nd("[B]"), nd("[S(0)]")));
 }
 
 TEST(BoxingPlannerTest, StridedStepsAreRoutedAround) {
@@ -217,6 +219,9 @@ TEST(BoxingPlannerTest, TwoDimensionalTable) {
             "reduce-scatter@0 144"); // 3/4 * 192
   EXPECT_EQ(plan(m42, {8, 12}, "[S(0), B]", "[S(0), S(1)]"),
             "local-slice@1 0");
+  // A partial sum never meets a partial max in one layout: reduce first.
+  EXPECT_EQ(plan(m22, {8, 12}, "[P, B]", "[B, P(max)]"),
+            "all-reduce@0 384; broadcast-to-partial(max)@1 0");
 }
 
 TEST(BoxingPlannerTest, LargeTensorsUseHierarchicalAllReduce) {

@@ -1,4 +1,4 @@
-//===- CostModel.h - SBP layouts, meshes and the time model ------*- C++ -*-===//
+//===- CostModel.h - SBP layouts, meshes and the time model -----*- C++ -*-===//
 //
 // Plain C++ (no IR) over shapes and mesh sizes, so that the SBP-choice pass,
 // the boxing-insertion pass and `--emit=plan` all price things the same way
@@ -38,7 +38,9 @@ struct Sbp {
   bool isPartial() const {
     return kind == SbpKind::PartialSum || kind == SbpKind::PartialMax;
   }
-  bool operator==(const Sbp &o) const { return kind == o.kind && axis == o.axis; }
+  bool operator==(const Sbp &o) const {
+    return kind == o.kind && axis == o.axis;
+  }
   bool operator!=(const Sbp &o) const { return !(*this == o); }
   /// "S(0)", "B", "P(sum)", "P(max)".
   std::string str() const;
@@ -101,7 +103,8 @@ double computeSeconds(const Device &device, double flops, double bytes);
 /// The product of the sizes of the mesh axes that split tensor axis `axis`.
 int64_t splitFactor(const Mesh &mesh, const NdSbp &nd, int64_t axis);
 
-/// True iff `nd` has one entry per mesh axis, every split names a tensor axis
+/// True iff every dimension of `shape` is static (>= 0), `nd` has one entry
+/// per mesh axis, every split names a tensor axis
 /// of `shape`, each split tensor axis is divisible by the product of the sizes
 /// of the mesh axes splitting it, and partial sums and partial maxes are not
 /// mixed (their reduction order would matter, so such a layout means nothing).
