@@ -35,6 +35,11 @@ def OFlow_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kMeshAttrName = "oflow.mesh";
     static constexpr ::llvm::StringLiteral kSbpAttrName = "oflow.sbp";
     static constexpr ::llvm::StringLiteral kNameAttrName = "oflow.name";
+    /// On an op, from SBP choice until boxing: the nd-SBP each operand must
+    /// arrive in (one per operand).
+    static constexpr ::llvm::StringLiteral kOperandSbpAttrName = "oflow.operand_sbp";
+    /// On the module after `oflow-partition`: types are per-rank local shapes.
+    static constexpr ::llvm::StringLiteral kPartitionedAttrName = "oflow.partitioned";
     /// Set by autodiff on the `oflow.weight`s it trains.
     static constexpr ::llvm::StringLiteral kTrainableAttrName = "oflow.trainable";
     /// On a generated entry function: "train", "grads" or "infer".

@@ -38,11 +38,17 @@ Operation *OFlowDialect::materializeConstant(OpBuilder &builder,
 
 /// The mesh that governs `op`: the nearest enclosing module's `oflow.mesh`,
 /// or the default single device.
-static MeshAttr getGoverningMesh(Operation *op) {
+MeshAttr mlir::oflow::getGoverningMesh(Operation *op) {
   for (Operation *p = op; p; p = p->getParentOp())
     if (auto mesh = p->getAttrOfType<MeshAttr>(OFlowDialect::kMeshAttrName))
       return mesh;
   return MeshAttr::get(op->getContext(), {1});
+}
+
+bool mlir::oflow::isPartitioned(Operation *op) {
+  ModuleOp module = isa<ModuleOp>(op) ? cast<ModuleOp>(op)
+                                      : op->getParentOfType<ModuleOp>();
+  return module && module->hasAttr(OFlowDialect::kPartitionedAttrName);
 }
 
 static LogicalResult verifySbpOnType(Operation *op, Attribute attr, Type type,
@@ -55,6 +61,13 @@ static LogicalResult verifySbpOnType(Operation *op, Attribute attr, Type type,
   if (!tensor)
     return op->emitError() << "'" << OFlowDialect::kSbpAttrName << "' on "
                            << what << " needs a ranked tensor, not " << type;
+  // After partitioning, types are local pieces: only the entry count matters.
+  if (isPartitioned(op)) {
+    if (ndSbp.getNumMeshAxes() != getGoverningMesh(op).getNumAxes())
+      return op->emitError() << what << ": nd-SBP " << ndSbp.str()
+                             << " does not have one entry per mesh axis";
+    return success();
+  }
   return ndSbp.verifyFor(getGoverningMesh(op), tensor.getShape(), [&] {
     return op->emitError() << what << ": ";
   });
@@ -81,6 +94,21 @@ LogicalResult OFlowDialect::verifyOperationAttribute(Operation *op,
       if (failed(verifySbpOnType(op, sbp, op->getResult(i).getType(),
                                  "result #" + Twine(i))))
         return failure();
+    return success();
+  }
+  if (name == kOperandSbpAttrName) {
+    auto list = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!list || list.size() != op->getNumOperands() ||
+        !llvm::all_of(list, [](Attribute a) { return isa<NdSbpAttr>(a); }))
+      return op->emitError() << "'" << name << "' must list one "
+                             << "#oflow.nd_sbp per operand ("
+                             << op->getNumOperands() << ")";
+    return success();
+  }
+  if (name == kPartitionedAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<ModuleOp>(op))
+      return op->emitError() << "'" << name
+                             << "' is a unit attribute of the module";
     return success();
   }
   if (name == kNameAttrName) {

@@ -53,4 +53,17 @@ OpT tryCreate(OpBuilder &builder, Location loc, ValueRange operands,
 
 } // namespace mlir::oflow
 
+namespace mlir::oflow {
+/// The mesh that governs `op`: the nearest enclosing `oflow.mesh`, or one
+/// device.
+MeshAttr getGoverningMesh(Operation *op);
+/// Whether `op`'s module has been partitioned (types are local pieces).
+bool isPartitioned(Operation *op);
+/// The mesh axis a boxing op converts on; nullopt for other ops.
+std::optional<int64_t> getBoxingMeshAxis(Operation *op);
+/// The SBP a boxing op turns `source` (its operand's entry on its mesh axis)
+/// into; nullopt when the op does not accept that source.
+std::optional<SbpAttr> getBoxingTarget(Operation *op, SbpAttr source);
+} // namespace mlir::oflow
+
 #endif

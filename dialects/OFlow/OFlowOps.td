@@ -592,5 +592,6 @@ def OFlow_MseLossOp : OFlow_InferOp<"mse_loss", [OFlow_Sbp]> {
 }
 
 include "OFlow/OFlowTrainingOps.td"
+include "OFlow/OFlowBoxingOps.td"
 
 #endif // OFLOW_OPS_TD

@@ -12,10 +12,28 @@ LogicalResult VariableOp::verify() {
   if (!type || !type.hasStaticShape())
     return emitOpError("type must be a statically shaped tensor, got ")
            << getType();
-  if (auto init = getInitialValueAttr())
-    if (init.getType() != type)
+  // A partitioned variable holds its local piece but keeps the global
+  // initial value (each rank slices its own at start-up).
+  if (auto init = getInitialValueAttr()) {
+    auto initType = cast<ShapedType>(init.getType());
+    bool ok = initType == type;
+    if (!ok && getSbpAttr() && isPartitioned(*this))
+      ok = initType.getElementType() == type.getElementType() &&
+           ArrayRef<int64_t>(getSbpAttr().getLocalShape(
+               getGoverningMesh(*this), initType.getShape())) == type.getShape();
+    if (!ok)
       return emitOpError("initial value has type ")
              << init.getType() << ", but the variable is " << type;
+  }
+  if (auto sbp = getSbpAttr()) {
+    if (llvm::any_of(sbp.getEntries(), [](SbpAttr e) { return e.isPartial(); }))
+      return emitOpError("a variable is stored whole or split, never partial: ")
+             << sbp.str();
+    if (!isPartitioned(*this) &&
+        failed(sbp.verifyFor(getGoverningMesh(*this), type.getShape(),
+                             [&] { return emitOpError(); })))
+      return failure();
+  }
   if (getRole() == VariableRole::optimizer && !getOfAttr())
     return emitOpError("optimizer state must name its parameter with `of`");
   return success();

@@ -40,7 +40,8 @@ def OFlow_VariableOp : OFlow_Op<"variable", [Symbol]> {
   let arguments = (ins SymbolNameAttr:$sym_name, OFlow_VariableRole:$role,
                        TypeAttr:$type, OptionalAttr<ElementsAttr>:$initial_value,
                        OptionalAttr<StrAttr>:$model_name,
-                       OptionalAttr<FlatSymbolRefAttr>:$of);
+                       OptionalAttr<FlatSymbolRefAttr>:$of,
+                       OptionalAttr<OFlow_NdSbpAttr>:$sbp);
   let assemblyFormat = "$sym_name $role `:` $type (`=` $initial_value^)? attr-dict";
   let hasVerifier = 1;
 }

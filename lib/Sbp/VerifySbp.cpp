@@ -8,7 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "oflow/Sbp/Passes.h"
 
+#include "SbpConversions.h"
 #include "OFlow/OFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -20,20 +22,58 @@ namespace oflow {
 using namespace mlir;
 namespace of = ::mlir::oflow;
 
-/// The nd-SBP of `value`: from its defining op's `oflow.sbp` list, or from its
-/// function's argument attributes. Null when it has none.
-static of::NdSbpAttr getNdSbp(Value value) {
-  StringRef name = of::OFlowDialect::kSbpAttrName;
-  if (auto result = dyn_cast<OpResult>(value)) {
-    auto list = result.getOwner()->getAttrOfType<ArrayAttr>(name);
-    return list ? dyn_cast<of::NdSbpAttr>(list[result.getResultNumber()])
-                : of::NdSbpAttr();
+/// The layouts that are not an op's signature: a boxing op changes exactly
+/// its mesh axis's entry as its kind says; variables are read and written in
+/// their own layout; entries return in their results' layouts.
+static LogicalResult verifyLayoutTransfer(Operation *op) {
+  using ::oflow::sbp::getValueSbp;
+  auto expect = [&](Value value, of::NdSbpAttr wanted,
+                    const Twine &what) -> LogicalResult {
+    of::NdSbpAttr actual = getValueSbp(value);
+    if (!wanted || !actual || actual == wanted)
+      return success();
+    return op->emitError() << what << " is " << actual.str() << " but must be "
+                           << wanted.str();
+  };
+  if (std::optional<int64_t> meshAxis = of::getBoxingMeshAxis(op)) {
+    for (auto [in, out] : llvm::zip(op->getOperands(), op->getResults())) {
+      of::NdSbpAttr source = getValueSbp(in), result = getValueSbp(out);
+      if (!source || !result)
+        return op->emitError("boxing operand and result need an nd-SBP");
+      SmallVector<of::SbpAttr> entries(source.getEntries());
+      std::optional<of::SbpAttr> target =
+          of::getBoxingTarget(op, entries[*meshAxis]);
+      if (!target)
+        return op->emitError() << "cannot convert " << source.str()
+                               << " on mesh axis " << *meshAxis;
+      entries[*meshAxis] = *target;
+      if (result != of::NdSbpAttr::get(op->getContext(), entries))
+        return op->emitError() << "converts " << source.str() << " to "
+                               << result.str() << ", expected "
+                               << of::NdSbpAttr::get(op->getContext(), entries).str();
+    }
+    return success();
   }
-  auto arg = cast<BlockArgument>(value);
-  auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
-  if (!fn || !arg.getOwner()->isEntryBlock())
-    return {};
-  return fn.getArgAttrOfType<of::NdSbpAttr>(arg.getArgNumber(), name);
+  auto variableLayout = [&](FlatSymbolRefAttr name) {
+    auto var = SymbolTable::lookupNearestSymbolFrom<of::VariableOp>(op, name);
+    return var ? var.getSbpAttr() : of::NdSbpAttr();
+  };
+  if (auto read = dyn_cast<of::ReadVariableOp>(op))
+    return expect(read.getResult(), variableLayout(read.getVariableAttr()),
+                  "the value read");
+  if (auto write = dyn_cast<of::WriteVariableOp>(op))
+    return expect(write.getValue(), variableLayout(write.getVariableAttr()),
+                  "the value written");
+  if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    auto fn = cast<FunctionOpInterface>(op->getParentOp());
+    for (auto [i, value] : llvm::enumerate(ret.getOperands()))
+      if (failed(expect(value,
+                        fn.getResultAttrOfType<of::NdSbpAttr>(
+                            i, of::OFlowDialect::kSbpAttrName),
+                        "result #" + Twine(i))))
+        return failure();
+  }
+  return success();
 }
 
 namespace {
@@ -44,11 +84,19 @@ struct VerifySbp : ::oflow::impl::VerifySbpBase<VerifySbp> {
     if (!mesh)
       mesh = of::MeshAttr::get(&getContext(), {1});
     bool ok = true;
+    // Types are local pieces after partitioning: the signatures' shape checks
+    // no longer apply.
+    if (of::isPartitioned(module))
+      return;
+    module.walk([&](Operation *op) {
+      if (failed(verifyLayoutTransfer(op)))
+        ok = false;
+    });
     module.walk([&](of::SbpSignatureOpInterface op) {
       auto collect = [&](ValueRange values, StringRef what,
                          SmallVectorImpl<of::NdSbpAttr> &out) {
         for (auto [i, value] : llvm::enumerate(values)) {
-          of::NdSbpAttr ndSbp = getNdSbp(value);
+          of::NdSbpAttr ndSbp = ::oflow::sbp::getValueSbp(value);
           if (!ndSbp) {
             op->emitError() << what << " #" << i << " has no nd-SBP";
             return false;

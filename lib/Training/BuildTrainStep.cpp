@@ -278,7 +278,7 @@ LogicalResult BuildTrainStep::buildTrain(func::FuncOp fn, SymbolTable &symbols,
           of::VariableRole::optimizer, t.weight->type,
           /*initial_value=*/nullptr,
           StringAttr::get(ctx, t.weight->name + "." + slot.str()),
-          update.param);
+          update.param, /*sbp=*/nullptr);
       symbols.insert(state, Block::iterator(anchor));
       update.slots.push_back(FlatSymbolRefAttr::get(state.getSymNameAttr()));
     }

@@ -52,7 +52,7 @@ void replaceWeightsWithVariables(
     auto variable = of::VariableOp::create(
         detached, weight.ops.front().getLoc(), weight.name, roleOf(weight),
         weight.type, weight.value, StringAttr::get(ctx, weight.name),
-        /*of=*/nullptr);
+        /*of=*/nullptr, /*sbp=*/nullptr);
     symbols.insert(variable, Block::iterator(anchor));
     weight.variable = variable;
     for (of::WeightOp op : weight.ops) {

@@ -37,4 +37,87 @@ def VerifySbp : Pass<"oflow-verify-sbp", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::oflow::OFlowDialect"];
 }
 
+def DecomposeForSbp : Pass<"oflow-decompose-for-sbp", "::mlir::ModuleOp"> {
+  let summary = "rewrite means, mean losses and batch norm into sums (meshes only)";
+  let description = [{
+    On a mesh of more than one device, rewrites the ops whose split forms
+    would need a collective inside into sums and elementwise ops whose split
+    forms need none: `reduce_mean` becomes `reduce_sum` times 1/count; a mean
+    loss becomes the summed loss divided by the (global) label count, also in
+    its backward op; `batch_norm_training` becomes its statistics (sums over
+    the batch and spatial axes) and the normalization. The planner then sees
+    the sums over a split batch as P, and boxing all-reduces them.
+  }];
+  let dependentDialects = ["::mlir::oflow::OFlowDialect"];
+}
+
+def InferSbp : Pass<"oflow-infer-sbp", "::mlir::ModuleOp"> {
+  let summary = "choose an nd-SBP for every value from hints and a cost model";
+  let description = [{
+    For the module's `oflow.mesh`: variables get their hint or B (an
+    optimizer slot follows its parameter); batched entry arguments get their
+    hint or S(0) over every mesh axis that divides the batch (data
+    parallelism), scalars B. Then, in program order, each op takes the
+    nd-signature (one of its signatures per mesh axis, jointly valid for the
+    shapes) with the least estimated time: its local compute plus the
+    alpha-beta time of the boxing its operands need, plus that of converting
+    its results to what hints, variable writes and returns require. Signatures
+    that need a collective inside are not used (`oflow-decompose-for-sbp`
+    removes the common ones). Results get `oflow.sbp`, the layouts the op
+    expects its operands in `oflow.operand_sbp`.
+
+    Hints: `sbp=NAME=LAYOUT,...` with NAME a variable or input name (a glob
+    like `*.weight` is allowed) and LAYOUT one entry per mesh axis joined by
+    `;` or `/` in pass options (`S(0);B`), e.g.
+    `oflow-infer-sbp{sbp=fc1.weight=S(0)}`; `oflow.sbp_hint` ops in the IR.
+  }];
+  let options = [
+    ListOption<"hints", "sbp", "std::string",
+               "NAME=LAYOUT layouts for variables and inputs">,
+  ];
+  let dependentDialects = ["::mlir::oflow::OFlowDialect"];
+}
+
+def InsertBoxing : Pass<"oflow-insert-boxing", "::mlir::ModuleOp"> {
+  let summary = "insert the collectives that convert between chosen nd-SBPs";
+  let description = [{
+    For every operand whose value's nd-SBP differs from the op's
+    `oflow.operand_sbp`, inserts the cheapest chain of one-mesh-axis boxing
+    ops (all-reduce, reduce-scatter, all-gather, all-to-all, local slice,
+    B->P, S->P) from the boxing planner; a value converted twice to the same
+    layout is converted once. Removes `oflow.operand_sbp` and the
+    `oflow.sbp_hint` ops, so that `oflow-verify-sbp` holds.
+  }];
+  let dependentDialects = ["::mlir::oflow::OFlowDialect"];
+}
+
+def BucketCollectives : Pass<"oflow-bucket-collectives", "::mlir::ModuleOp"> {
+  let summary = "fuse all-reduces on the same mesh axis into buckets";
+  let description = [{
+    Groups the single-operand `oflow.all_reduce`s of each function (same
+    mesh axis, same reduction, same element type) in program order into
+    buckets of at most `bucket-mb` MiB; each bucket becomes one multi-operand
+    all-reduce placed right after the last of its operands is computed (so
+    it is issued as soon as its last gradient is ready).
+  }];
+  let options = [
+    Option<"bucketMb", "bucket-mb", "double", "25.0",
+           "largest bucket in MiB (0: no fusion)">,
+  ];
+  let dependentDialects = ["::mlir::oflow::OFlowDialect"];
+}
+
+def Partition : Pass<"oflow-partition", "::mlir::ModuleOp"> {
+  let summary = "global shapes to each rank's local shapes (SPMD)";
+  let description = [{
+    Rewrites every tensor type to the local piece of its nd-SBP, updates the
+    shape attributes that must follow (reshape and expand targets), keeps the
+    nd-SBP of entry arguments, results and variables for the program
+    interface, drops the per-op `oflow.sbp`, and marks the module
+    `oflow.partitioned`. Boxing ops then convert local pieces on their mesh
+    axis's process group.
+  }];
+  let dependentDialects = ["::mlir::oflow::OFlowDialect"];
+}
+
 #endif // OFLOW_SBP_PASSES_TD

@@ -1,0 +1,423 @@
+//===- InferSbp.cpp - choose an nd-SBP for every value --------------------===//
+//
+// A greedy planner in program order, like OneFlow's default: every producer
+// is decided before its consumers, so each op picks the nd-signature with the
+// least estimated time given its operands' layouts: its local compute (the
+// term that makes splitting pay; without it replicating everything would win)
+// plus the alpha-beta time of the boxing its operands need, plus a look-ahead
+// at the layouts its results must end in (hints, variable writes, returns).
+// Hints and variable layouts are fixed first, so they are always honoured.
+//
+//===----------------------------------------------------------------------===//
+#include "oflow/Sbp/Passes.h"
+
+#include "SbpConversions.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/GlobPattern.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace oflow {
+#define GEN_PASS_DEF_INFERSBP
+#include "oflow/Sbp/Passes.h.inc"
+} // namespace oflow
+
+using namespace mlir;
+namespace of = mlir::oflow;
+namespace sbp = ::oflow::sbp;
+
+static constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+namespace {
+
+/// One `--sbp NAME=LAYOUT` hint.
+struct Hint {
+  std::string text;
+  llvm::GlobPattern pattern;
+  of::NdSbpAttr layout;
+  bool used = false;
+};
+
+class Planner {
+public:
+  Planner(ModuleOp module, of::MeshAttr meshAttr)
+      : ctx(module.getContext()), meshAttr(meshAttr),
+        mesh(sbp::toPlanner(meshAttr)), device(sbp::cpuDevice()) {}
+
+  /// Parses the hints; false after reporting a malformed one.
+  bool parseHints(ArrayRef<std::string> texts, Location loc);
+  /// Fixes the layouts of variables (hint, else B; optimizer slots follow
+  /// their parameter).
+  LogicalResult layOutVariables(ModuleOp module);
+  /// Chooses layouts in one entry function.
+  LogicalResult planFunction(func::FuncOp fn);
+  /// Errors for hints that named nothing.
+  LogicalResult checkHintsUsed(Location loc);
+
+private:
+  /// The hint for `name`, if any (the first that matches).
+  of::NdSbpAttr hintFor(StringRef name);
+  /// Seconds to convert `value` from `from` to `to`; infinity without a plan.
+  double boxingSeconds(Value value, of::NdSbpAttr from, of::NdSbpAttr to);
+  /// Estimated local compute seconds of `op` under the given layouts.
+  double computeSeconds(Operation *op, ArrayRef<of::NdSbpAttr> operands,
+                        ArrayRef<of::NdSbpAttr> results);
+  /// Layouts results must end in: hints, variable writes, returns.
+  double lookAheadSeconds(Operation *op, ArrayRef<of::NdSbpAttr> results);
+  LogicalResult chooseSignature(of::SbpSignatureOpInterface op);
+  of::NdSbpAttr layoutOf(Value value) { return layouts.lookup(value); }
+  void setResults(Operation *op, ArrayRef<of::NdSbpAttr> results);
+  void setOperands(Operation *op, ArrayRef<of::NdSbpAttr> operands);
+  bool isValid(Value value, of::NdSbpAttr layout) {
+    return sbp::isValidLayout(
+        mesh, cast<RankedTensorType>(value.getType()).getShape(),
+        sbp::toPlanner(layout));
+  }
+
+  MLIRContext *ctx;
+  of::MeshAttr meshAttr;
+  sbp::Mesh mesh;
+  sbp::Device device;
+  SmallVector<Hint> hints;
+  DenseMap<Value, of::NdSbpAttr> layouts;
+  llvm::StringMap<of::NdSbpAttr> variableLayouts;
+  /// The layout each entry function returns its results in (B).
+  of::NdSbpAttr returnLayout;
+};
+
+} // namespace
+
+/// "S(0)" / "B" / "P" entries separated by ',', ';' or '/'.
+static FailureOr<of::NdSbpAttr> parseLayout(MLIRContext *ctx, StringRef text,
+                                            int64_t numAxes) {
+  std::string normalized = text.str();
+  for (char &c : normalized)
+    if (c == ';' || c == '/')
+      c = ',';
+  std::optional<sbp::NdSbp> nd = sbp::parseNdSbp(normalized);
+  if (!nd || int64_t(nd->size()) != numAxes)
+    return failure();
+  return sbp::toAttr(ctx, *nd);
+}
+
+bool Planner::parseHints(ArrayRef<std::string> texts, Location loc) {
+  for (const std::string &text : texts) {
+    auto [name, layoutText] = StringRef(text).split('=');
+    FailureOr<of::NdSbpAttr> layout =
+        parseLayout(ctx, layoutText, meshAttr.getNumAxes());
+    if (name.empty() || failed(layout)) {
+      emitError(loc) << "--sbp " << text << ": expected NAME=LAYOUT with one "
+                     << "of S(i), B, P per mesh axis ("
+                     << meshAttr.getNumAxes() << " for this mesh), e.g. "
+                     << "fc1.weight=S(0)"
+                     << (meshAttr.getNumAxes() > 1 ? ",B" : "");
+      return false;
+    }
+    auto pattern = llvm::GlobPattern::create(name);
+    if (!pattern) {
+      llvm::consumeError(pattern.takeError());
+      emitError(loc) << "--sbp " << text << ": bad name pattern '" << name << "'";
+      return false;
+    }
+    hints.push_back({text, std::move(*pattern), *layout});
+  }
+  return true;
+}
+
+of::NdSbpAttr Planner::hintFor(StringRef name) {
+  for (Hint &hint : hints)
+    if (hint.pattern.match(name)) {
+      hint.used = true;
+      return hint.layout;
+    }
+  return {};
+}
+
+LogicalResult Planner::checkHintsUsed(Location loc) {
+  for (const Hint &hint : hints)
+    if (!hint.used)
+      return emitError(loc) << "--sbp " << hint.text
+                            << ": names no variable or graph input";
+  return success();
+}
+
+LogicalResult Planner::layOutVariables(ModuleOp module) {
+  of::NdSbpAttr all = sbp::broadcastNdSbp(ctx, meshAttr.getNumAxes());
+  returnLayout = all;
+  auto variables = llvm::to_vector(module.getOps<of::VariableOp>());
+  // Parameters first: optimizer slots default to their parameter's layout.
+  std::stable_partition(variables.begin(), variables.end(), [](of::VariableOp v) {
+    return v.getRole() != of::VariableRole::optimizer;
+  });
+  for (of::VariableOp var : variables) {
+    of::NdSbpAttr layout = var.getSbpAttr();
+    if (!layout)
+      layout = hintFor(var.getSymName());
+    if (!layout && var.getModelName())
+      layout = hintFor(*var.getModelName());
+    if (!layout && var.getOfAttr())
+      layout = variableLayouts.lookup(var.getOfAttr().getValue());
+    if (!layout)
+      layout = all;
+    if (llvm::any_of(layout.getEntries(),
+                     [](of::SbpAttr e) { return e.isPartial(); }))
+      return var.emitError() << "variable '" << var.getSymName()
+                             << "' cannot be stored as " << layout.str()
+                             << ": a stored value is whole (B) or split (S)";
+    if (failed(layout.verifyFor(meshAttr, cast<RankedTensorType>(var.getType()).getShape(), [&] {
+          return var.emitError() << "variable '" << var.getSymName()
+                                 << "' as " << layout.str() << ": ";
+        })))
+      return failure();
+    var.setSbpAttr(layout);
+    variableLayouts[var.getSymName()] = layout;
+  }
+  return success();
+}
+
+double Planner::boxingSeconds(Value value, of::NdSbpAttr from,
+                              of::NdSbpAttr to) {
+  if (from == to)
+    return 0;
+  auto type = cast<RankedTensorType>(value.getType());
+  std::optional<sbp::BoxingPlan> plan =
+      sbp::planBoxing(mesh, type.getShape(), sbp::elementBytes(type),
+                      sbp::toPlanner(from), sbp::toPlanner(to));
+  return plan ? plan->seconds : kInfinity;
+}
+
+/// Elements of the local piece of `value` under `layout`.
+static double localElements(const sbp::Mesh &mesh, Value value,
+                            of::NdSbpAttr layout) {
+  auto type = cast<RankedTensorType>(value.getType());
+  double n = 1;
+  for (int64_t d : sbp::localShape(mesh, type.getShape(), sbp::toPlanner(layout)))
+    n *= double(d);
+  return n;
+}
+
+double Planner::computeSeconds(Operation *op, ArrayRef<of::NdSbpAttr> operands,
+                               ArrayRef<of::NdSbpAttr> results) {
+  double bytes = 0, elements = 0;
+  for (auto [value, layout] : llvm::zip(op->getOperands(), operands))
+    bytes += localElements(mesh, value, layout) * sbp::elementBytes(value.getType());
+  for (auto [value, layout] : llvm::zip(op->getResults(), results)) {
+    double n = localElements(mesh, value, layout);
+    elements += n;
+    bytes += n * sbp::elementBytes(value.getType());
+  }
+  // Contractions: 2 flops per multiply-add over the local contracted size,
+  // which the local operand shapes carry.
+  double flops = elements;
+  auto contracted = [&](unsigned operand, int64_t dim) {
+    Value v = op->getOperand(operand);
+    auto shape = sbp::localShape(
+        mesh, cast<RankedTensorType>(v.getType()).getShape(),
+        sbp::toPlanner(operands[operand]));
+    return double(shape[dim < 0 ? dim + int64_t(shape.size()) : dim]);
+  };
+  if (auto mm = dyn_cast<of::MatmulOp>(op))
+    flops = 2 * elements * contracted(0, mm.getTransposeA() ? -2 : -1);
+  else if (auto gemm = dyn_cast<of::GemmOp>(op))
+    flops = 2 * elements * contracted(0, gemm.getTransposeA() ? 0 : 1);
+  else if (op->getName().getStringRef().contains("conv"))
+    flops = 2 * elements *
+            localElements(mesh, op->getOperand(1), operands[1]) /
+            std::max(1.0, contracted(1, 0));
+  return sbp::computeSeconds(device, flops, bytes);
+}
+
+double Planner::lookAheadSeconds(Operation *op, ArrayRef<of::NdSbpAttr> results) {
+  double seconds = 0;
+  for (auto [value, layout] : llvm::zip(op->getResults(), results))
+    for (Operation *user : value.getUsers()) {
+      of::NdSbpAttr wanted;
+      if (auto hint = dyn_cast<of::SbpHintOp>(user))
+        wanted = hint.getSbp();
+      else if (auto write = dyn_cast<of::WriteVariableOp>(user))
+        wanted = variableLayouts.lookup(write.getVariable());
+      else if (isa<func::ReturnOp>(user))
+        wanted = returnLayout;
+      if (wanted)
+        seconds += boxingSeconds(value, layout, wanted);
+    }
+  return seconds;
+}
+
+void Planner::setResults(Operation *op, ArrayRef<of::NdSbpAttr> results) {
+  for (auto [value, layout] : llvm::zip(op->getResults(), results))
+    layouts[value] = layout;
+  op->setAttr(of::OFlowDialect::kSbpAttrName,
+              ArrayAttr::get(ctx, SmallVector<Attribute>(results.begin(),
+                                                         results.end())));
+}
+
+void Planner::setOperands(Operation *op, ArrayRef<of::NdSbpAttr> operands) {
+  op->setAttr(of::OFlowDialect::kOperandSbpAttrName,
+              ArrayAttr::get(ctx, SmallVector<Attribute>(operands.begin(),
+                                                         operands.end())));
+}
+
+LogicalResult Planner::chooseSignature(of::SbpSignatureOpInterface op) {
+  Operation *operation = op.getOperation();
+  int64_t numAxes = meshAttr.getNumAxes();
+  // Per mesh axis, the signatures that need no collective inside.
+  SmallVector<SmallVector<of::SbpSignature>> perAxis;
+  for (int64_t axis = 0; axis < numAxes; ++axis) {
+    SmallVector<of::SbpSignature> sigs;
+    for (of::SbpSignature &sig :
+         of::getSbpSignatures(op, meshAttr.getShape()[axis]))
+      if (sig.collective.empty())
+        sigs.push_back(std::move(sig));
+    perAxis.push_back(std::move(sigs));
+  }
+  double best = kInfinity;
+  SmallVector<of::NdSbpAttr> bestOperands, bestResults;
+  SmallVector<size_t> index(numAxes, 0);
+  auto ndOf = [&](auto pick) {
+    SmallVector<of::SbpAttr> entries;
+    for (int64_t axis = 0; axis < numAxes; ++axis)
+      entries.push_back(pick(perAxis[axis][index[axis]]));
+    return of::NdSbpAttr::get(ctx, entries);
+  };
+  bool anyEmpty = llvm::any_of(perAxis, [](auto &s) { return s.empty(); });
+  while (!anyEmpty) {
+    SmallVector<of::NdSbpAttr> operands, results;
+    for (unsigned i = 0; i < operation->getNumOperands(); ++i)
+      operands.push_back(ndOf([&](const of::SbpSignature &s) { return s.operands[i]; }));
+    for (unsigned i = 0; i < operation->getNumResults(); ++i)
+      results.push_back(ndOf([&](const of::SbpSignature &s) { return s.results[i]; }));
+    bool valid = true;
+    for (auto [v, l] : llvm::zip(operation->getOperands(), operands))
+      valid &= isValid(v, l);
+    for (auto [v, l] : llvm::zip(operation->getResults(), results))
+      valid &= isValid(v, l);
+    if (valid) {
+      double cost = computeSeconds(operation, operands, results) +
+                    lookAheadSeconds(operation, results);
+      for (auto [v, l] : llvm::zip(operation->getOperands(), operands))
+        cost += boxingSeconds(v, layoutOf(v), l);
+      if (cost < best * (1 - 1e-9)) {
+        best = cost;
+        bestOperands = operands;
+        bestResults = results;
+      }
+    }
+    // Next combination (the last mesh axis varies fastest).
+    int64_t axis = numAxes - 1;
+    while (axis >= 0 && ++index[axis] == perAxis[axis].size())
+      index[axis--] = 0;
+    if (axis < 0)
+      break;
+  }
+  if (best == kInfinity)
+    return operation->emitError()
+           << "no SBP signature of this op fits the mesh "
+           << meshAttr.getNumDevices() << " (shapes do not divide, or every "
+           << "split form needs a collective inside that is not supported)";
+  setOperands(operation, bestOperands);
+  setResults(operation, bestResults);
+  return success();
+}
+
+LogicalResult Planner::planFunction(func::FuncOp fn) {
+  int64_t numAxes = meshAttr.getNumAxes();
+  of::NdSbpAttr all = sbp::broadcastNdSbp(ctx, numAxes);
+  // Arguments: hint, else data parallel on the batch axis.
+  for (BlockArgument arg : fn.getArguments()) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    of::NdSbpAttr layout = fn.getArgAttrOfType<of::NdSbpAttr>(
+        arg.getArgNumber(), of::OFlowDialect::kSbpAttrName);
+    auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                of::OFlowDialect::kNameAttrName);
+    if (!layout && name)
+      layout = hintFor(name.getValue());
+    if (!layout && name && type.getRank() > 0) {
+      SmallVector<of::SbpAttr> entries;
+      int64_t factor = 1;
+      for (int64_t axis = 0; axis < numAxes; ++axis) {
+        int64_t n = meshAttr.getShape()[axis];
+        bool split = type.getDimSize(0) % (factor * n) == 0;
+        factor *= split ? n : 1;
+        entries.push_back(split ? of::SbpAttr::getSplit(ctx, 0)
+                                : of::SbpAttr::getBroadcast(ctx));
+      }
+      layout = of::NdSbpAttr::get(ctx, entries);
+    }
+    if (!layout)
+      layout = all;
+    if (failed(layout.verifyFor(meshAttr, type.getShape(), [&] {
+          return fn.emitError() << "input '"
+                                << (name ? name.getValue() : StringRef("?"))
+                                << "' as " << layout.str() << ": ";
+        })))
+      return failure();
+    fn.setArgAttr(arg.getArgNumber(), of::OFlowDialect::kSbpAttrName, layout);
+    layouts[arg] = layout;
+  }
+  WalkResult walk = fn.walk([&](Operation *op) -> WalkResult {
+    if (op == fn.getOperation())
+      return WalkResult::advance();
+    if (auto read = dyn_cast<of::ReadVariableOp>(op)) {
+      setResults(op, {variableLayouts.lookup(read.getVariable())});
+      return WalkResult::advance();
+    }
+    if (auto write = dyn_cast<of::WriteVariableOp>(op)) {
+      setOperands(op, {variableLayouts.lookup(write.getVariable())});
+      return WalkResult::advance();
+    }
+    if (auto hint = dyn_cast<of::SbpHintOp>(op)) {
+      if (!isValid(hint.getInput(), hint.getSbp()))
+        return hint.emitError() << "hinted layout " << hint.getSbp().str()
+                                << " does not fit " << hint.getInput().getType()
+                                << " on this mesh";
+      setOperands(op, {hint.getSbp()});
+      setResults(op, {hint.getSbp()});
+      return WalkResult::advance();
+    }
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      setOperands(op, SmallVector<of::NdSbpAttr>(ret.getNumOperands(), returnLayout));
+      return WalkResult::advance();
+    }
+    if (isa<of::ConstantOp>(op)) {
+      setResults(op, {all});
+      return WalkResult::advance();
+    }
+    if (auto sig = dyn_cast<of::SbpSignatureOpInterface>(op))
+      return failed(chooseSignature(sig)) ? WalkResult::interrupt()
+                                          : WalkResult::advance();
+    if (llvm::any_of(op->getOperandTypes(), llvm::IsaPred<TensorType>) ||
+        llvm::any_of(op->getResultTypes(), llvm::IsaPred<TensorType>))
+      return op->emitError() << "has no SBP signatures: cannot place it on "
+                             << "the mesh";
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    fn.setResultAttr(i, of::OFlowDialect::kSbpAttrName, returnLayout);
+  return success();
+}
+
+namespace {
+struct InferSbp : ::oflow::impl::InferSbpBase<InferSbp> {
+  using InferSbpBase::InferSbpBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto mesh = module->getAttrOfType<of::MeshAttr>(of::OFlowDialect::kMeshAttrName);
+    if (!mesh)
+      mesh = of::MeshAttr::get(&getContext(), {1});
+    Planner planner(module, mesh);
+    if (!planner.parseHints(hints, module.getLoc()) ||
+        failed(planner.layOutVariables(module)))
+      return signalPassFailure();
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (!fn.isDeclaration() && failed(planner.planFunction(fn)))
+        return signalPassFailure();
+    if (failed(planner.checkHintsUsed(module.getLoc())))
+      return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,36 @@
+//===- SbpConversions.h - IR attributes <-> the planner's value types -*- C++ -*-===//
+//
+// The cost model and boxing planner (CostModel.h, BoxingPlanner.h) work on
+// plain values; the passes hold #oflow.mesh / #oflow.nd_sbp attributes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OFLOW_LIB_SBP_SBPCONVERSIONS_H
+#define OFLOW_LIB_SBP_SBPCONVERSIONS_H
+
+#include "OFlow/OFlowOps.h"
+#include "oflow/Sbp/BoxingPlanner.h"
+#include "oflow/Sbp/CostModel.h"
+
+namespace oflow::sbp {
+
+Sbp toPlanner(mlir::oflow::SbpAttr attr);
+NdSbp toPlanner(mlir::oflow::NdSbpAttr attr);
+/// The mesh with each axis's declared link (the default link otherwise).
+Mesh toPlanner(mlir::oflow::MeshAttr mesh);
+
+mlir::oflow::SbpAttr toAttr(mlir::MLIRContext *ctx, const Sbp &sbp);
+mlir::oflow::NdSbpAttr toAttr(mlir::MLIRContext *ctx, const NdSbp &nd);
+
+/// All-B on `numAxes` mesh axes.
+mlir::oflow::NdSbpAttr broadcastNdSbp(mlir::MLIRContext *ctx, int64_t numAxes);
+
+/// Bytes of one element of a tensor value (bool = 1).
+int64_t elementBytes(mlir::Type tensorType);
+
+/// The nd-SBP a value was given: its defining op's `oflow.sbp` entry or its
+/// function argument's attribute. Null when it has none.
+mlir::oflow::NdSbpAttr getValueSbp(mlir::Value value);
+
+} // namespace oflow::sbp
+
+#endif
