@@ -1,15 +1,22 @@
-//===- Checkpoint.cpp - save and resume the state buffer ------------------===//
+//===- Checkpoint.cpp - save and resume the state, sharded ----------------===//
 #include "oflow_rt/Checkpoint.h"
+#include "oflow_rt/Distributed.h"
 #include "oflow_rt/Error.h"
 #include "oflow_rt/FileUtil.h"
 
 #include <cstring>
+#include <dirent.h>
+#include <set>
 #include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace oflow_rt {
 
 namespace {
-const char kMagic[8] = {'O', 'F', 'L', 'O', 'W', 'C', 'K', '1'};
+const char kIndexMagic[8] = {'O', 'F', 'L', 'O', 'W', 'C', 'K', '2'};
+const char kShardMagic[8] = {'O', 'F', 'L', 'O', 'W', 'S', 'H', '1'};
+const char kLegacyMagic[8] = {'O', 'F', 'L', 'O', 'W', 'C', 'K', '1'};
 
 uint64_t readU64(const std::string &b, uint64_t at) {
   uint64_t v = 0;
@@ -43,6 +50,150 @@ std::string firstDifference(const std::string &saved, const std::string &now) {
              lb + "'";
   }
 }
+
+std::string shardName(int64_t step, uint64_t nonce, int64_t rank, int64_t n) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(nonce));
+  return "ckpt-" + std::to_string(step) + "-" + hex + "-r" +
+         std::to_string(rank) + "of" + std::to_string(n);
+}
+
+int64_t meshRanks(const Manifest &m) { return m.meshSize(); }
+
+// Vars (by index) the rank at `coords` stores: those it holds a piece of
+// that no lower rank duplicates.
+std::vector<size_t> storedVars(const Manifest &m, const std::vector<int64_t> &coords) {
+  std::vector<size_t> r;
+  for (size_t i = 0; i < m.vars.size(); ++i)
+    if (!isReplica(m.vars[i].sbp, coords))
+      r.push_back(i);
+  return r;
+}
+
+struct StoredPiece {
+  size_t var = 0;
+  Block block;
+  uint64_t at = 0; // byte offset in the shard's payload
+};
+struct Shard {
+  std::string file;
+  uint64_t bytes = 0;
+  std::vector<StoredPiece> pieces;
+};
+struct Index {
+  int64_t step = 0;
+  std::string table; // the var lines, as variableTable writes them
+  std::vector<size_t> ranks; // of each var
+  std::vector<Shard> shards;
+};
+
+Index parseIndex(const std::string &path, const std::string &b) {
+  auto bad = [&](const std::string &why) { return Error(path + ": " + why); };
+  if (b.size() < 24 + 8)
+    throw bad("truncated");
+  uint64_t textBytes = readU64(b, 16);
+  if (textBytes != b.size() - 32)
+    throw bad("truncated or oversized: " + std::to_string(b.size()) + " bytes");
+  if (fnv1a64(b.data(), b.size() - 8) != readU64(b, b.size() - 8))
+    throw bad("checksum mismatch (the file is corrupted)");
+  Index ix;
+  ix.step = static_cast<int64_t>(readU64(b, 8));
+  if (ix.step < 0)
+    throw bad("bad step counter");
+  std::istringstream text(b.substr(24, textBytes));
+  std::string line, kind;
+  while (std::getline(text, line)) {
+    std::istringstream w(line);
+    w >> kind;
+    if (kind == "var") {
+      ix.table += line.substr(4) + "\n";
+      std::string name, k, dt;
+      size_t rank = 0;
+      w >> name >> k >> dt >> rank;
+      ix.ranks.push_back(rank);
+    } else if (kind == "shard") {
+      Shard s;
+      w >> s.file >> s.bytes;
+      if (s.file.find('/') != std::string::npos || s.file.rfind("ckpt-", 0) != 0)
+        throw bad("bad shard name '" + s.file + "'");
+      ix.shards.push_back(s);
+    } else if (kind == "piece" && !ix.shards.empty()) {
+      StoredPiece p;
+      w >> p.var;
+      if (p.var >= ix.ranks.size())
+        throw bad("bad index line '" + line + "'");
+      p.block.offset.resize(ix.ranks[p.var]);
+      p.block.size.resize(ix.ranks[p.var]);
+      for (int64_t &o : p.block.offset)
+        w >> o;
+      for (int64_t &z : p.block.size)
+        w >> z;
+      Shard &s = ix.shards.back();
+      s.pieces.push_back(p);
+    } else if (kind != "mesh") {
+      throw bad("bad index line '" + line + "'");
+    }
+    if (w.fail())
+      throw bad("bad index line '" + line + "'");
+  }
+  return ix;
+}
+
+// Dtype sizes per var index, from the program (tables were checked equal).
+void placePieces(Index &ix, const Manifest &m) {
+  for (Shard &s : ix.shards) {
+    uint64_t at = 0;
+    for (StoredPiece &p : s.pieces) {
+      if (p.var >= m.vars.size())
+        throw Error("checkpoint piece of var #" + std::to_string(p.var) +
+                    " that the program lacks");
+      p.at = at;
+      at += p.block.elements() * dtypeSize(m.vars[p.var].dtype);
+    }
+    if (s.bytes != at + 24)
+      throw Error(s.file + ": the checkpoint index gives " + std::to_string(s.bytes) +
+                  " bytes for pieces of " + std::to_string(at));
+  }
+}
+
+// The single-file format of one device ("OFLOWCK1"): the whole state buffer.
+int64_t readLegacy(const std::string &path, const std::string &b,
+                   const Manifest &m, uint8_t *state) {
+  auto bad = [&](const std::string &why) { return Error(path + ": " + why); };
+  if (b.size() < 24 + 8 + 8)
+    throw bad("truncated");
+  int64_t step = static_cast<int64_t>(readU64(b, 8));
+  uint64_t tableBytes = readU64(b, 16);
+  if (tableBytes > b.size() - 24 - 16)
+    throw bad("truncated (variable table)");
+  uint64_t at = 24 + tableBytes;
+  uint64_t stateBytes = readU64(b, at);
+  at += 8;
+  if (stateBytes > b.size() - at || b.size() - at - stateBytes != 8)
+    throw bad("truncated or oversized: " + std::to_string(b.size()) +
+              " bytes for a state of " + std::to_string(stateBytes));
+  if (fnv1a64(b.data(), at + stateBytes) != readU64(b, at + stateBytes))
+    throw bad("checksum mismatch (the file is corrupted)");
+  if (!m.mesh.empty() && m.meshSize() > 1)
+    throw bad("a checkpoint in the single-file format of one device; resume "
+              "it on one device and save it again to reshard it");
+  std::string legacyTable;
+  for (const VarRecord &v : m.vars) {
+    std::string line = escapeName(v.name) + " " + varKindName(v.kind) + " " +
+                       dtypeName(v.dtype) + " " + std::to_string(v.dims.size());
+    for (int64_t d : v.dims)
+      line += " " + std::to_string(d);
+    legacyTable += line + " " + std::to_string(v.offset) + "\n";
+  }
+  std::string table = b.substr(24, tableBytes);
+  if (table != legacyTable)
+    throw bad("does not match this program: " + firstDifference(table, legacyTable));
+  if (stateBytes != static_cast<uint64_t>(m.stateBytes))
+    throw bad("state is " + std::to_string(stateBytes) +
+              " bytes, this program's is " + std::to_string(m.stateBytes));
+  std::memcpy(state, b.data() + at, stateBytes);
+  return step;
+}
 } // namespace
 
 uint64_t fnv1a64(const void *data, uint64_t size, uint64_t hash) {
@@ -61,63 +212,179 @@ std::string variableTable(const Manifest &m) {
          dtypeName(v.dtype) + " " + std::to_string(v.dims.size());
     for (int64_t d : v.dims)
       t += " " + std::to_string(d);
-    t += " " + std::to_string(v.offset) + "\n";
+    t += "\n";
   }
   return t;
 }
 
 std::string checkpointPath(const std::string &dir) { return dir + "/ckpt"; }
 
+uint64_t checkpointNonce(const std::string &dir) {
+  struct stat st;
+  if (::stat(checkpointPath(dir).c_str(), &st) != 0)
+    return 0;
+  std::string b = readFile(checkpointPath(dir));
+  return fnv1a64(b.data(), b.size());
+}
+
+void writeShard(const std::string &dir, const Manifest &m, const uint8_t *state,
+                int64_t step, uint64_t nonce, const std::vector<int64_t> &coords) {
+  std::vector<size_t> vars = storedVars(m, coords);
+  if (vars.empty())
+    return;
+  int64_t rank = 0;
+  for (size_t a = 0; a < coords.size(); ++a)
+    rank = rank * m.mesh[a] + coords[a];
+  std::string head = std::string(kShardMagic, 8) + u64Bytes(step);
+  std::vector<oflow_rt::Piece> parts{{head.data(), head.size()}};
+  uint64_t sum = fnv1a64(head.data(), head.size());
+  for (size_t i : vars) {
+    const VarRecord &v = m.vars[i];
+    parts.push_back({state + v.offset, static_cast<uint64_t>(v.localBytes())});
+    sum = fnv1a64(state + v.offset, v.localBytes(), sum);
+  }
+  std::string tail = u64Bytes(sum);
+  parts.push_back({tail.data(), tail.size()});
+  writeFileAtomic(dir + "/" + shardName(step, nonce, rank, meshRanks(m)),
+                  parts.data(), static_cast<int>(parts.size()));
+}
+
+void writeCheckpointIndex(const std::string &dir, const Manifest &m,
+                          int64_t step, uint64_t nonce) {
+  std::string text = "mesh";
+  for (int64_t d : m.mesh.empty() ? std::vector<int64_t>{1} : m.mesh)
+    text += " " + std::to_string(d);
+  text += "\n";
+  std::string table = variableTable(m);
+  std::istringstream lines(table);
+  for (std::string l; std::getline(lines, l);)
+    text += "var " + l + "\n";
+  std::set<std::string> keep;
+  int64_t n = meshRanks(m);
+  for (int64_t r = 0; r < n; ++r) {
+    std::vector<int64_t> coords = meshCoordsOf(r, m.mesh);
+    std::vector<size_t> vars = storedVars(m, coords);
+    if (vars.empty())
+      continue;
+    uint64_t bytes = 24;
+    std::string pieces;
+    for (size_t i : vars) {
+      const VarRecord &v = m.vars[i];
+      Block b = localBlock(v.dims, v.sbp, m.mesh, coords);
+      pieces += "piece " + std::to_string(i);
+      for (int64_t o : b.offset)
+        pieces += " " + std::to_string(o);
+      for (int64_t s : b.size)
+        pieces += " " + std::to_string(s);
+      pieces += "\n";
+      bytes += v.localBytes();
+    }
+    std::string file = shardName(step, nonce, r, n);
+    keep.insert(file);
+    text += "shard " + file + " " + std::to_string(bytes) + "\n" + pieces;
+  }
+  std::string head = std::string(kIndexMagic, 8) + u64Bytes(step) +
+                     u64Bytes(text.size()) + text;
+  head += u64Bytes(fnv1a64(head.data(), head.size()));
+  writeFileAtomic(checkpointPath(dir), head.data(), head.size());
+  // The new index is in place: the shards of earlier saves are garbage.
+  if (DIR *d = ::opendir(dir.c_str())) {
+    while (struct dirent *e = ::readdir(d)) {
+      std::string name = e->d_name;
+      if (name.rfind("ckpt-", 0) == 0 && !keep.count(name))
+        ::unlink((dir + "/" + name).c_str());
+    }
+    ::closedir(d);
+  }
+}
+
+int64_t readCheckpoint(const std::string &dir, const Manifest &m,
+                       uint8_t *state, const std::vector<int64_t> &coords) {
+  std::string path = checkpointPath(dir);
+  std::string b = readFile(path);
+  if (b.size() >= 8 && std::memcmp(b.data(), kLegacyMagic, 8) == 0)
+    return readLegacy(path, b, m, state);
+  if (b.size() < 8 || std::memcmp(b.data(), kIndexMagic, 8) != 0)
+    throw Error(path + ": not an oflow checkpoint (bad magic)");
+  Index ix = parseIndex(path, b);
+  std::string now = variableTable(m);
+  if (ix.table != now)
+    throw Error(path + ": does not match this program: " +
+                firstDifference(ix.table, now));
+  placePieces(ix, m);
+  // Every rank checks every shard's presence and size, so a missing or
+  // truncated one is reported by each rank, not only by those that read it.
+  for (const Shard &s : ix.shards) {
+    struct stat st;
+    std::string file = dir + "/" + s.file;
+    if (::stat(file.c_str(), &st) != 0)
+      throw Error(file + ": cannot open: " + errnoText() +
+                  " (a shard of the checkpoint " + path + ")");
+    if (static_cast<uint64_t>(st.st_size) != s.bytes)
+      throw Error(file + ": truncated or oversized: " + std::to_string(st.st_size) +
+                  " bytes, the checkpoint index says " + std::to_string(s.bytes));
+  }
+  std::vector<Block> mine;
+  std::vector<int64_t> covered(m.vars.size(), 0);
+  for (const VarRecord &v : m.vars)
+    mine.push_back(localBlock(v.dims, v.sbp, m.mesh, coords));
+  for (const Shard &s : ix.shards) {
+    auto overlaps = [&](const StoredPiece &p) {
+      const Block &q = mine[p.var];
+      for (size_t d = 0; d < q.size.size(); ++d)
+        if (p.block.offset[d] >= q.offset[d] + q.size[d] ||
+            q.offset[d] >= p.block.offset[d] + p.block.size[d])
+          return false;
+      return true;
+    };
+    bool needed = false;
+    for (const StoredPiece &p : s.pieces)
+      needed |= overlaps(p);
+    if (!needed)
+      continue;
+    std::string file = dir + "/" + s.file;
+    std::string data = readFile(file);
+    if (data.size() != s.bytes || std::memcmp(data.data(), kShardMagic, 8) != 0)
+      throw Error(file + ": not a shard of " + path + " (bad magic or size)");
+    if (fnv1a64(data.data(), data.size() - 8) != readU64(data, data.size() - 8))
+      throw Error(file + ": checksum mismatch (the file is corrupted)");
+    if (static_cast<int64_t>(readU64(data, 8)) != ix.step)
+      throw Error(file + ": a shard of step " + std::to_string(readU64(data, 8)) +
+                  ", the index is of step " + std::to_string(ix.step));
+    for (const StoredPiece &p : s.pieces) {
+      const VarRecord &v = m.vars[p.var];
+      covered[p.var] += copyOverlap(
+          dtypeSize(v.dtype), reinterpret_cast<const uint8_t *>(data.data()) + 16 + p.at,
+          p.block, state + v.offset, mine[p.var]);
+    }
+  }
+  for (size_t i = 0; i < m.vars.size(); ++i)
+    if (covered[i] != mine[i].elements())
+      throw Error(path + ": the shards cover " + std::to_string(covered[i]) +
+                  " of the " + std::to_string(mine[i].elements()) +
+                  " elements of '" + m.vars[i].name + "' this rank holds");
+  return ix.step;
+}
+
 void saveCheckpoint(const std::string &dir, const Manifest &m,
                     const uint8_t *state, int64_t step) {
   makeDirectories(dir);
-  std::string table = variableTable(m);
-  std::string head = std::string(kMagic, 8) + u64Bytes(step) +
-                     u64Bytes(table.size()) + table +
-                     u64Bytes(m.stateBytes);
-  uint64_t sum = fnv1a64(head.data(), head.size());
-  sum = fnv1a64(state, m.stateBytes, sum);
-  std::string tail = u64Bytes(sum);
-  Piece pieces[] = {{head.data(), head.size()},
-                    {state, static_cast<uint64_t>(m.stateBytes)},
-                    {tail.data(), tail.size()}};
-  writeFileAtomic(checkpointPath(dir), pieces, 3);
+  uint64_t nonce = broadcastFromRoot(isRoot() ? checkpointNonce(dir) : 0);
+  writeShard(dir, m, state, step, nonce, meshCoords());
+  // Every shard is durable before the index names it: a failing rank has
+  // aborted the job by now, so the index is never written.
+  barrier();
+  if (isRoot())
+    writeCheckpointIndex(dir, m, step, nonce);
 }
 
 int64_t loadCheckpoint(const std::string &dir, const Manifest &m,
                        uint8_t *state) {
-  std::string path = checkpointPath(dir);
-  std::string b = readFile(path);
-  auto bad = [&](const std::string &why) {
-    return Error(path + ": " + why);
-  };
-  if (b.size() < 8 || std::memcmp(b.data(), kMagic, 8) != 0)
-    throw bad("not an oflow checkpoint (bad magic)");
-  if (b.size() < 24 + 8 + 8)
-    throw bad("truncated");
-  int64_t step = static_cast<int64_t>(readU64(b, 8));
-  uint64_t tableBytes = readU64(b, 16);
-  if (tableBytes > b.size() - 24 - 16)
-    throw bad("truncated (variable table)");
-  uint64_t at = 24 + tableBytes;
-  uint64_t stateBytes = readU64(b, at);
-  at += 8;
-  if (stateBytes > b.size() - at || b.size() - at - stateBytes != 8)
-    throw bad("truncated or oversized: " + std::to_string(b.size()) +
-              " bytes for a state of " + std::to_string(stateBytes));
-  uint64_t want = readU64(b, at + stateBytes);
-  if (fnv1a64(b.data(), at + stateBytes) != want)
-    throw bad("checksum mismatch (the file is corrupted)");
-  if (step < 0)
-    throw bad("bad step counter");
-  std::string table = b.substr(24, tableBytes);
-  std::string now = variableTable(m);
-  if (table != now)
-    throw bad("does not match this program: " + firstDifference(table, now));
-  if (stateBytes != static_cast<uint64_t>(m.stateBytes))
-    throw bad("state is " + std::to_string(stateBytes) +
-              " bytes, this program's is " + std::to_string(m.stateBytes));
-  std::memcpy(state, b.data() + at, stateBytes);
+  int64_t step = readCheckpoint(dir, m, state, meshCoords());
+  // A rank that failed has aborted the job; agreeing here keeps the others
+  // from starting a step before every rank is loaded.
+  if (!allRanksOk(true) || maxOverRanks(step) != step)
+    throw Error(checkpointPath(dir) + ": the ranks resumed at different steps");
   return step;
 }
 

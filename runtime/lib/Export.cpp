@@ -9,8 +9,18 @@
 
 namespace oflow_rt {
 
+bool isExported(const VarRecord &v) {
+  return v.kind == VarKind::Param || v.kind == VarKind::Buffer;
+}
+
 void exportOnnx(const std::string &path, const uint8_t *model,
                 uint64_t modelSize, const Manifest &m, const uint8_t *state) {
+  exportOnnx(path, model, modelSize, m,
+             [&](const VarRecord &v) { return state + v.offset; });
+}
+
+void exportOnnx(const std::string &path, const uint8_t *model,
+                uint64_t modelSize, const Manifest &m, const VarBytes &valueOf) {
   if (!model || modelSize == 0)
     throw Error("--export: this program embeds no ONNX model (it was not "
                 "compiled from one), so there is nothing to export into");
@@ -20,7 +30,7 @@ void exportOnnx(const std::string &path, const uint8_t *model,
 
   std::map<std::string, const VarRecord *> wanted;
   for (const VarRecord &v : m.vars)
-    if (v.kind == VarKind::Param || v.kind == VarKind::Buffer)
+    if (isExported(v))
       wanted[v.name] = &v;
   for (onnx::TensorProto &init : *proto.mutable_graph()->mutable_initializer()) {
     auto it = wanted.find(init.name());
@@ -40,7 +50,7 @@ void exportOnnx(const std::string &path, const uint8_t *model,
     init.clear_uint64_data();
     init.clear_external_data();
     init.clear_data_location();
-    init.set_raw_data(state + v.offset, v.bytes());
+    init.set_raw_data(valueOf(v), v.bytes());
     wanted.erase(it);
   }
   if (!wanted.empty())

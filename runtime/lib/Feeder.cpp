@@ -1,6 +1,7 @@
 //===- Feeder.cpp - one batch of every input per step ----------------------===//
 #include "oflow_rt/Feeder.h"
 #include "oflow_rt/Checkpoint.h"
+#include "oflow_rt/Distributed.h"
 #include "oflow_rt/Error.h"
 
 #include <cmath>
@@ -141,8 +142,9 @@ std::vector<int64_t> epochPermutation(uint64_t seed, uint64_t epoch,
 }
 
 Feeder::Feeder(const Manifest &m, std::map<std::string, HostTensor> files,
-               std::optional<uint64_t> shuffleSeed)
-    : manifest(m), files(std::move(files)), seed(shuffleSeed) {}
+               std::optional<uint64_t> shuffleSeed, std::vector<int64_t> coords)
+    : manifest(m), files(std::move(files)), seed(shuffleSeed),
+      coords(coords.empty() ? meshCoords() : std::move(coords)) {}
 
 int64_t Feeder::rowFor(int64_t step, int64_t i, int64_t rows, int64_t n) {
   int64_t g = step * rows + i;
@@ -162,18 +164,36 @@ int64_t Feeder::rowFor(int64_t step, int64_t i, int64_t rows, int64_t n) {
 void Feeder::fill(int64_t step, uint8_t *io) {
   for (const InputRecord &in : manifest.inputs) {
     uint8_t *dst = io + in.offset;
+    Block mine = localBlock(in.dims, in.sbp, manifest.mesh, coords);
     auto it = files.find(in.name);
     if (it == files.end()) {
-      synthesize(in, step, dst);
+      if (!in.sharded()) {
+        synthesize(in, step, dst);
+        continue;
+      }
+      std::vector<uint8_t> global(in.bytes());
+      synthesize(in, step, global.data());
+      copyOverlap(dtypeSize(in.dtype), global.data(), wholeBlock(in.dims), dst, mine);
       continue;
     }
     const HostTensor &t = it->second;
     int64_t rowBytes = t.rowBytes();
     int64_t rows = in.dims[0];
-    for (int64_t i = 0; i < rows; ++i)
-      std::memcpy(dst + i * rowBytes,
-                  t.data.data() + rowFor(step, i, rows, t.rows()) * rowBytes,
-                  rowBytes);
+    // A row's own block: everything after dim 0, as this rank holds it.
+    std::vector<int64_t> rowDims(in.dims.begin() + 1, in.dims.end());
+    Block rowMine{std::vector<int64_t>(mine.offset.begin() + 1, mine.offset.end()),
+                  std::vector<int64_t>(mine.size.begin() + 1, mine.size.end())};
+    bool wholeRows = rowMine == wholeBlock(rowDims);
+    int64_t localRowBytes = rowMine.elements() * dtypeSize(in.dtype);
+    for (int64_t i = 0; i < mine.size[0]; ++i) {
+      const uint8_t *src =
+          t.data.data() + rowFor(step, mine.offset[0] + i, rows, t.rows()) * rowBytes;
+      if (wholeRows)
+        std::memcpy(dst + i * rowBytes, src, rowBytes);
+      else
+        copyOverlap(dtypeSize(in.dtype), src, wholeBlock(rowDims),
+                    dst + i * localRowBytes, rowMine);
+    }
   }
 }
 

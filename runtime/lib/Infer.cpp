@@ -1,4 +1,5 @@
 //===- Infer.cpp - one inference call from files to files ----------------===//
+#include "oflow_rt/Distributed.h"
 #include "oflow_rt/Error.h"
 #include "oflow_rt/FileUtil.h"
 #include "oflow_rt/Modes.h"
@@ -65,21 +66,25 @@ int runInfer(Program &p, const std::string &exe, int argc, char **argv) {
       throw Error(path + ": shape " + shapeText(t.dims) + ", but input '" +
                   name + "' is " + shapeText(in->dims));
     if (!t.data.empty()) // zero-sized inputs have no bytes (and maybe no pointer)
-      std::memcpy(p.io.data() + in->offset, t.data.data(), t.data.size());
+      copyMyPiece(*in, t.data.data(), p.io.data() + in->offset);
   }
   for (const InputRecord &in : m.inputs)
     if (!given[in.name])
       throw usageError("no file for input '" + in.name + "' (inputs: " +
                        m.inputNames() + ")");
 
-  makeDirectories(o.outputDir);
+  // Rank 0 alone writes the outputs, each gathered from every rank's piece.
+  if (isRoot())
+    makeDirectories(o.outputDir);
   p.call("infer");
   for (const OutputRecord *out : m.outputsOf("infer")) {
     HostTensor t;
     t.dtype = out->dtype;
     t.dims = out->dims;
-    const uint8_t *src = p.io.data() + out->offset;
-    t.data.assign(src, src + out->bytes());
+    std::vector<uint8_t> global = gatherToRoot(*out, p.io.data() + out->offset);
+    if (!isRoot())
+      continue;
+    t.data = std::move(global);
     std::string path = o.outputDir + "/" + fileNameFor(out->name) + "." + o.format;
     if (o.format == "pb")
       writeTensorPb(path, out->name, t);

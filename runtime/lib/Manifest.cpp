@@ -92,6 +92,30 @@ public:
       d.push_back(integer("dimension", 0));
     return d;
   }
+  /// The optional trailing `sbp=...` token; each entry S<i> or B.
+  Sbp sbp() {
+    if (done() || tokens[pos].rfind("sbp=", 0) != 0)
+      return {};
+    std::string w = tokens[pos++];
+    Sbp r;
+    std::istringstream entries(w.substr(4));
+    std::string e;
+    while (std::getline(entries, e, ',')) {
+      if (e == "B") {
+        r.push_back(-1);
+        continue;
+      }
+      char *end = nullptr;
+      long axis = e.size() > 1 && e[0] == 'S' ? std::strtol(e.c_str() + 1, &end, 10) : -1;
+      if (axis < 0 || *end)
+        throw error("bad sbp entry '" + e + "' in '" + w + "' (want S<axis> or B" +
+                    (e == "P" ? "; partial values never reach the runtime)" : ")"));
+      r.push_back(static_cast<int>(axis));
+    }
+    if (r.empty() || w.back() == ',')
+      throw error("bad '" + w + "'");
+    return r;
+  }
   void end() {
     if (!done())
       throw error("unexpected '" + tokens[pos] + "'");
@@ -104,13 +128,43 @@ private:
   size_t pos = 0;
 };
 
+// Fills s.localDims from its sbp on `mesh`; errors name the line.
+void layOut(const LineReader &r, TensorSlot &s, const std::vector<int64_t> &mesh) {
+  if (!s.sbp.empty()) {
+    if (mesh.empty())
+      throw r.error("'" + s.name + "' has sbp=" + sbpText(s.sbp) +
+                    " but the manifest has no mesh record");
+    if (s.sbp.size() != mesh.size())
+      throw r.error("'" + s.name + "' has sbp=" + sbpText(s.sbp) + " with " +
+                    std::to_string(s.sbp.size()) + " entries for a mesh of " +
+                    std::to_string(mesh.size()) + " axes");
+    std::vector<int64_t> pieces(s.dims.size(), 1);
+    for (size_t a = 0; a < mesh.size(); ++a) {
+      if (s.sbp[a] < 0)
+        continue;
+      if (static_cast<size_t>(s.sbp[a]) >= s.dims.size())
+        throw r.error("'" + s.name + "' of rank " + std::to_string(s.dims.size()) +
+                      " is split along axis " + std::to_string(s.sbp[a]) +
+                      " (sbp=" + sbpText(s.sbp) + ")");
+      pieces[s.sbp[a]] *= mesh[a];
+    }
+    for (size_t d = 0; d < s.dims.size(); ++d)
+      if (s.dims[d] % pieces[d] != 0)
+        throw r.error("'" + s.name + "' dim " + std::to_string(d) + " (" +
+                      std::to_string(s.dims[d]) + ") does not divide into " +
+                      std::to_string(pieces[d]) + " pieces (sbp=" +
+                      sbpText(s.sbp) + ")");
+  }
+  s.localDims = localDims(s.dims, s.sbp, mesh);
+}
+
 void checkSlot(const LineReader &r, const TensorSlot &s, int64_t bufferBytes,
                const char *buffer) {
   if (s.offset % 64 != 0)
     throw r.error("offset " + std::to_string(s.offset) + " of '" + s.name +
                   "' is not a multiple of 64");
-  if (s.offset < 0 || s.offset + s.bytes() > bufferBytes)
-    throw r.error("'" + s.name + "' (" + std::to_string(s.bytes()) +
+  if (s.offset < 0 || s.offset + s.localBytes() > bufferBytes)
+    throw r.error("'" + s.name + "' (" + std::to_string(s.localBytes()) +
                   " bytes at " + std::to_string(s.offset) + ") lies outside " +
                   buffer + " (" + std::to_string(bufferBytes) + " bytes)");
 }
@@ -160,6 +214,21 @@ const char *varKindName(VarKind k) {
   case VarKind::Constant: return "constant";
   }
   return "?";
+}
+
+int64_t Manifest::meshSize() const {
+  int64_t n = 1;
+  for (int64_t d : mesh)
+    n *= d;
+  return n;
+}
+
+std::string Manifest::meshText() const {
+  std::string shape;
+  for (int64_t d : mesh)
+    shape += (shape.empty() ? "" : "x") + std::to_string(d);
+  std::string n = std::to_string(meshSize());
+  return mesh.size() > 1 ? n + " (" + shape + ")" : n;
 }
 
 bool Manifest::hasEntry(const std::string &e) const {
@@ -277,6 +346,13 @@ Manifest parseManifest(const std::string &text) {
       continue;
     } else if (kind == "weights") {
       m.weightsFile = r.name();
+    } else if (kind == "mesh") {
+      if (!m.mesh.empty())
+        throw r.error("duplicate mesh record");
+      while (!r.done())
+        m.mesh.push_back(r.integer("mesh axis size", 1));
+      if (m.mesh.empty())
+        throw r.error("empty mesh (want mesh <n0> [<n1> ...])");
     } else if (kind == "batch") {
       m.batch = r.integer("batch", 0);
     } else if (kind == "state_bytes") {
@@ -305,6 +381,7 @@ Manifest parseManifest(const std::string &text) {
       v.dims = r.dims();
       v.offset = r.integer("state offset", 0);
       v.initOffset = r.integer("init offset", -1);
+      v.sbp = r.sbp();
       if (!seen[0].insert(v.name).second)
         throw r.error("duplicate var '" + v.name + "'");
       pending.push_back({lineNo, v, "state"});
@@ -346,6 +423,7 @@ Manifest parseManifest(const std::string &text) {
       } else {
         throw r.error("bad synth '" + synth + "'");
       }
+      i.sbp = r.sbp();
       if (!seen[1].insert(i.name).second)
         throw r.error("duplicate input '" + i.name + "'");
       pending.push_back({lineNo, i, "io"});
@@ -359,6 +437,7 @@ Manifest parseManifest(const std::string &text) {
       o.dtype = r.dtype();
       o.dims = r.dims();
       o.offset = r.integer("io offset", 0);
+      o.sbp = r.sbp();
       if (!seen[2].insert(o.entry + " " + o.name).second)
         throw r.error("duplicate output '" + o.name + "'");
       pending.push_back({lineNo, o, "io"});
@@ -369,6 +448,7 @@ Manifest parseManifest(const std::string &text) {
       g.dtype = r.dtype();
       g.dims = r.dims();
       g.offset = r.integer("io offset", 0);
+      g.sbp = r.sbp();
       if (!seen[3].insert(g.name).second)
         throw r.error("duplicate grad '" + g.name + "'");
       pending.push_back({lineNo, g, "io"});
@@ -400,12 +480,22 @@ Manifest parseManifest(const std::string &text) {
     throw Error("manifest: empty (no 'oflow-manifest 1' line)");
   if (m.mode.empty())
     throw Error("manifest: no 'mode' record");
-  for (const Pending &p : pending) {
+  for (Pending &p : pending) {
     LineReader r(p.line, "");
+    layOut(r, p.slot, m.mesh);
     checkSlot(r, p.slot,
               std::string(p.buffer) == "state" ? m.stateBytes : m.ioBytes,
               p.buffer);
   }
+  // The records got copies before the mesh was known: lay them out too.
+  auto layOutAll = [&](auto &records) {
+    for (TensorSlot &s : records)
+      s.localDims = localDims(s.dims, s.sbp, m.mesh);
+  };
+  layOutAll(m.vars);
+  layOutAll(m.inputs);
+  layOutAll(m.outputs);
+  layOutAll(m.grads);
   return m;
 }
 

@@ -1,5 +1,6 @@
 //===- Program.cpp - the generated program and its buffers ----------------===//
 #include "oflow_rt/Program.h"
+#include "oflow_rt/Distributed.h"
 #include "oflow_rt/Error.h"
 #include "oflow_rt/Weights.h"
 
@@ -40,11 +41,14 @@ const char *entrySymbolName(const std::string &entry) {
   return "_mlir_ciface_oflow_infer";
 }
 
-Manifest loadManifest() {
+Manifest loadManifest(const std::string &exe, bool noMpi) {
   if (!&oflow_manifest)
     throw Error("this executable holds no oflow program (symbol "
                 "oflow_manifest is missing): link an object from oflow-compile");
-  return parseManifest(oflow_manifest);
+  Manifest m = parseManifest(oflow_manifest);
+  // Before the buffers: their content depends on this rank's coordinates.
+  startDistributed(m, exe, noMpi);
+  return m;
 }
 } // namespace
 
@@ -61,8 +65,8 @@ AlignedBuffer::AlignedBuffer(int64_t size) : storage(nullptr, std::free) {
   desc = {storage.get(), storage.get(), 0, size, 1};
 }
 
-Program::Program()
-    : manifest(loadManifest()), state(manifest.stateBytes),
+Program::Program(const std::string &exe, bool noMpi)
+    : manifest(loadManifest(exe, noMpi)), state(manifest.stateBytes),
       io(manifest.ioBytes), arena(manifest.arenaBytes) {
   initState();
 }
@@ -79,8 +83,7 @@ void Program::initState() {
                   std::to_string(v.initOffset) +
                   ") lies outside oflow_state_init (" +
                   std::to_string(initSize) + " bytes)");
-    std::memcpy(state.data() + v.offset, oflow_state_init + v.initOffset,
-                v.bytes());
+    copyMyPiece(v, oflow_state_init + v.initOffset, state.data() + v.offset);
   }
 }
 

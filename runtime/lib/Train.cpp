@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "oflow_rt/Checkpoint.h"
+#include "oflow_rt/Distributed.h"
 #include "oflow_rt/Error.h"
 #include "oflow_rt/Export.h"
 #include "oflow_rt/Feeder.h"
@@ -72,6 +73,7 @@ private:
   void dumpGrads(int64_t step);
   void evaluate(int64_t afterStep);
   void save(int64_t stepsDone);
+  void exportTrained();
 
   Program &p;
   const Manifest &m;
@@ -99,15 +101,20 @@ float Trainer::readLoss(const std::string &entry) {
 }
 
 void Trainer::dumpGrads(int64_t step) {
-  makeDirectories(o.dumpGradsDir);
+  if (isRoot())
+    makeDirectories(o.dumpGradsDir);
   feed->fill(step, p.io.data());
   setScalars(step);
   p.call("grads");
   for (const TensorSlot &g : m.grads) {
+    // Gathered from every rank's piece; rank 0 writes the whole gradient.
+    std::vector<uint8_t> global = gatherToRoot(g, p.io.data() + g.offset);
+    if (!isRoot())
+      continue;
     HostTensor t;
     t.dtype = g.dtype;
     t.dims = g.dims;
-    const uint8_t *src = p.io.data() + g.offset;
+    const uint8_t *src = global.data();
     if (g.dtype == DType::BF16) { // NumPy has no bfloat16: widen exactly
       t.dtype = DType::F32;
       int64_t n = numElements(g.dims);
@@ -121,7 +128,8 @@ void Trainer::dumpGrads(int64_t step) {
     }
     writeNpy(o.dumpGradsDir + "/" + fileNameFor(g.name) + ".npy", t);
   }
-  std::fprintf(stderr, "wrote %zu gradients of step %lld to %s\n",
+  if (isRoot())
+    std::fprintf(stderr, "wrote %zu gradients of step %lld to %s\n",
                m.grads.size(), static_cast<long long>(step),
                o.dumpGradsDir.c_str());
 }
@@ -140,11 +148,23 @@ void Trainer::evaluate(int64_t afterStep) {
   if (!std::isfinite(loss))
     throw Error("evaluation after step " + std::to_string(afterStep) +
                 ": eval_loss is " + (std::isnan(loss) ? "nan" : "inf"));
-  log->eval(afterStep, loss, batches);
+  if (log)
+    log->eval(afterStep, loss, batches);
 }
 
 void Trainer::save(int64_t stepsDone) {
   saveCheckpoint(o.saveDir, m, p.state.data(), stepsDone);
+}
+
+void Trainer::exportTrained() {
+  // Every rank takes part in each gather; rank 0 writes the file.
+  std::map<std::string, std::vector<uint8_t>> values;
+  for (const VarRecord &v : m.vars)
+    if (isExported(v))
+      values[v.name] = gatherToRoot(v, p.state.data() + v.offset);
+  if (isRoot())
+    exportOnnx(o.exportPath, p.modelBytes(), p.modelSize(), m,
+               [&](const VarRecord &v) { return values.at(v.name).data(); });
 }
 
 int Trainer::run() {
@@ -204,17 +224,20 @@ int Trainer::run() {
   int64_t first = 0;
   if (!o.resumeDir.empty()) {
     first = loadCheckpoint(o.resumeDir, m, p.state.data());
-    std::fprintf(stderr, "resumed from %s at step %lld\n",
+    if (isRoot())
+      std::fprintf(stderr, "resumed from %s at step %lld\n",
                  checkpointPath(o.resumeDir).c_str(),
                  static_cast<long long>(first));
   }
   if (!o.saveDir.empty())
     makeDirectories(o.saveDir);
   int64_t end = first + o.steps;
-  log = std::make_unique<StepLog>(o.logJson, m.batch, first, end - 1);
+  // Rank 0 alone logs: the loss is broadcast, every rank holds the same.
+  if (isRoot())
+    log = std::make_unique<StepLog>(o.logJson, m.batch, first, end - 1);
 
   std::vector<std::string> synth = feed->synthesized();
-  if (!synth.empty()) {
+  if (!synth.empty() && isRoot()) {
     std::string names;
     for (const std::string &n : synth)
       names += (names.empty() ? "" : ", ") + n;
@@ -230,7 +253,8 @@ int Trainer::run() {
     dumpGrads(first);
 
   int64_t lastSave = -1, lastEval = -1;
-  log->startClock();
+  if (log)
+    log->startClock();
   for (int64_t k = first; k < end; ++k) {
     feed->fill(k, p.io.data());
     setScalars(k);
@@ -246,7 +270,8 @@ int Trainer::run() {
       if (out->name != "loss" && out->dims.empty() &&
           (out->dtype == DType::F32 || out->dtype == DType::F64 || !isFloat(out->dtype)))
         extra.emplace_back(out->name, static_cast<float>(p.readValue(out->dtype, out->offset)));
-    log->step(k, loss,
+    if (log)
+      log->step(k, loss,
               used ? static_cast<float>(p.readValue(used->dtype, used->offset))
                    : static_cast<float>(lr),
               extra);
@@ -255,10 +280,14 @@ int Trainer::run() {
       save(done);
       lastSave = done;
     }
-    if (gSignal) {
+    // Ranks see a signal at different steps; they stop at the same one.
+    int sig = isDistributed() ? static_cast<int>(maxOverRanks(gSignal)) : gSignal;
+    if (sig) {
+      gSignal = sig;
       if (!o.saveDir.empty() && lastSave != done)
         save(done);
-      std::fprintf(stderr, "stopped by signal %d after step %lld%s\n",
+      if (isRoot())
+        std::fprintf(stderr, "stopped by signal %d after step %lld%s\n",
                    static_cast<int>(gSignal), static_cast<long long>(k),
                    o.saveDir.empty() ? "" : ("; saved " + checkpointPath(o.saveDir)).c_str());
       return 128 + gSignal;
@@ -273,7 +302,7 @@ int Trainer::run() {
   if (evalFeed && lastEval != end)
     evaluate(end - 1);
   if (!o.exportPath.empty())
-    exportOnnx(o.exportPath, p.modelBytes(), p.modelSize(), m, p.state.data());
+    exportTrained();
   return gSignal ? 128 + gSignal : 0;
 }
 } // namespace

@@ -1,5 +1,6 @@
 //===- Weights.cpp - initial values from an ONNX model ---------------------===//
 #include "oflow_rt/Weights.h"
+#include "oflow_rt/Distributed.h"
 #include "oflow_rt/Error.h"
 #include "oflow_rt/FileUtil.h"
 #include "oflow_rt/TensorPb.h"
@@ -39,8 +40,8 @@ int loadWeights(const std::string &modelPath, const Manifest &m,
       throw Error(what + " is " + dtypeName(t.dtype) + shapeText(t.dims) +
                   ", the program's variable is " + dtypeName(v.dtype) +
                   shapeText(v.dims));
-    if (!t.data.empty())
-      std::memcpy(state + v.offset, t.data.data(), t.data.size());
+    if (!t.data.empty()) // the file holds the global value: take our piece
+      copyMyPiece(v, t.data.data(), state + v.offset);
     ++filled;
   }
   return filled;

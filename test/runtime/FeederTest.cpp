@@ -176,3 +176,40 @@ TEST(Feeder, ChecksFilesAgainstInputs) {
   expectError([&] { prepareInputData(i32, ids(DType::I64, {1LL << 40, 0, 0, 0}), "wide.npy", 4); },
               "wide.npy: value 1099511627776 does not fit the i32 input 'id'");
 }
+
+// On a 2x2 mesh each rank feeds its block of the global batch: rows along
+// mesh axis 0, columns along axis 1, from a file (shuffled) and synthetic.
+TEST(Feeder, EachRankFeedsItsPieceOfTheGlobalBatch) {
+  const std::string body = "batch 4\nstate_bytes 0\nio_bytes 256\n"
+                           "input x f32 2 4 6 0 normal%s\n"
+                           "input z f32 2 4 6 128 normal%s\n";
+  auto text = [&](const char *mesh, const char *sbp) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, body.c_str(), sbp, sbp);
+    return std::string("oflow-manifest 1\nmode train\n") + mesh + buf;
+  };
+  Manifest one = parseManifest(text("", ""));
+  Manifest mesh = parseManifest(text("mesh 2 2\n", " sbp=S0,S1"));
+  HostTensor file;
+  file.dims = {7, 6};
+  for (int i = 0; i < 42; ++i) {
+    float v = static_cast<float>(i);
+    file.data.insert(file.data.end(), reinterpret_cast<uint8_t *>(&v),
+                     reinterpret_cast<uint8_t *>(&v) + 4);
+  }
+  for (int64_t step : {0, 3}) {
+    Feeder whole(one, {{"x", file}}, 9);
+    std::vector<uint8_t> global(256);
+    whole.fill(step, global.data());
+    for (int64_t r = 0; r < 4; ++r) {
+      std::vector<int64_t> coords = meshCoordsOf(r, {2, 2});
+      Feeder piece(mesh, {{"x", file}}, 9, coords);
+      std::vector<uint8_t> local(256, 0xEE), want(256, 0xEE);
+      piece.fill(step, local.data());
+      Block b = localBlock({4, 6}, {0, 1}, {2, 2}, coords);
+      for (int64_t at : {0, 128})
+        copyOverlap(4, global.data() + at, wholeBlock({4, 6}), want.data() + at, b);
+      EXPECT_EQ(local, want) << "step " << step << " rank " << r;
+    }
+  }
+}

@@ -116,6 +116,59 @@ TEST(Manifest, RejectsMalformedLines) {
   }
 }
 
+TEST(Manifest, ReadsMeshAndLayouts) {
+  const char *head = "oflow-manifest 1\nmode train\nstate_bytes 256\nio_bytes 256\n";
+  Manifest m = parseManifest(std::string(head) +
+                             "var w param f32 2 8 6 0 0 sbp=S0,S1\n"
+                             "var v param f32 1 8 128 -1 sbp=S0,S0\n"
+                             "var c buffer i64 0 192 -1\n"
+                             "input x f32 2 4 6 0 normal sbp=S0,B\n"
+                             "output train loss f32 0 64 sbp=B,B\n"
+                             "grad w f32 2 8 6 128 sbp=S0,S1\n"
+                             "mesh 2 2\n");
+  EXPECT_EQ(m.mesh, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(m.meshSize(), 4);
+  EXPECT_EQ(m.meshText(), "4 (2x2)");
+  EXPECT_EQ(m.vars[0].sbp, (Sbp{0, 1}));
+  EXPECT_EQ(m.vars[0].localDims, (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(m.vars[0].localBytes(), 48);
+  EXPECT_EQ(m.vars[1].localDims, (std::vector<int64_t>{2}));
+  EXPECT_TRUE(m.vars[1].sharded());
+  EXPECT_FALSE(m.vars[2].sharded());
+  EXPECT_EQ(m.inputs[0].localDims, (std::vector<int64_t>{2, 6}));
+  EXPECT_EQ(m.outputs[0].sbp, (Sbp{-1, -1}));
+  EXPECT_EQ(m.grads[0].localDims, (std::vector<int64_t>{4, 3}));
+  // Local sizes decide what fits: 8x6 floats would not fit at 128.
+  EXPECT_EQ(parseManifest("oflow-manifest 1\nmode train\nmesh 4\nstate_bytes 64\n"
+                          "var w param f32 2 8 8 0 0 sbp=S1\n").vars[0].localBytes(), 64);
+}
+
+TEST(Manifest, RejectsBadLayouts) {
+  const char *head = "oflow-manifest 1\nmode train\nstate_bytes 1024\nmesh 2 2\n";
+  struct Case { std::string text, error; };
+  std::vector<Case> cases = {
+      {"var w param f32 1 8 0 0 sbp=P,S0\n", "bad sbp entry 'P'"},
+      {"var w param f32 1 8 0 0 sbp=S0\n", "1 entries for a mesh of 2 axes"},
+      {"var w param f32 1 8 0 0 sbp=S1,B\n", "split along axis 1"},
+      {"var w param f32 1 6 0 0 sbp=S0,S0\n", "dim 0 (6) does not divide into 4 pieces"},
+      {"var w param f32 1 8 0 0 sbp=S0,X\n", "bad sbp entry 'X'"},
+      {"var w param f32 1 8 0 0 sbp=S0,\n", "bad 'sbp=S0,'"},
+      {"mesh 2\n", "duplicate mesh record"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.text);
+    expectError([&] { parseManifest(head + c.text); }, c.error);
+  }
+  expectError([] { parseManifest("oflow-manifest 1\nmode train\nmesh 0\n"); },
+              "bad mesh axis size '0'");
+  expectError([] { parseManifest("oflow-manifest 1\nmode train\nmesh\n"); },
+              "empty mesh");
+  expectError([] {
+    parseManifest("oflow-manifest 1\nmode train\nstate_bytes 64\n"
+                  "var w param f32 1 8 0 0 sbp=S0\n");
+  }, "has sbp=S0 but the manifest has no mesh record");
+}
+
 TEST(Manifest, ToleratesAnEmptyModelName) {
   EXPECT_EQ(parseManifest("oflow-manifest 1\nmode infer\nmodel \n").model, "");
   EXPECT_EQ(parseManifest("oflow-manifest 1\nmode infer\nmodel\n").model, "");

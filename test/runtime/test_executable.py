@@ -70,31 +70,58 @@ def fnv1a64(data):
     return h
 
 
-def read_ckpt(path):
-    """Parses DIR/ckpt as runtime/include/oflow_rt/Checkpoint.h documents."""
-    data = open(path, "rb").read()
-    assert data[:8] == b"OFLOWCK1"
-    step, table_len = struct.unpack_from("<QQ", data, 8)
-    table = data[24:24 + table_len].decode()
-    (state_len,) = struct.unpack_from("<Q", data, 24 + table_len)
-    at = 32 + table_len
-    state = data[at:at + state_len]
-    (cksum,) = struct.unpack_from("<Q", data, at + state_len)
-    assert cksum == fnv1a64(data[:at + state_len])
-    return step, table, state
+DTYPES = {"f32": np.float32, "i64": np.int64}
 
 
-def write_ckpt(path, step, table, state):
-    head = b"OFLOWCK1" + struct.pack("<QQ", step, len(table)) + table.encode()
-    head += struct.pack("<Q", len(state)) + state
-    open(path, "wb").write(head + struct.pack("<Q", fnv1a64(head)))
+def read_index(d):
+    """DIR/ckpt, the checkpoint index (runtime/include/oflow_rt/Checkpoint.h):
+    the step and its text."""
+    data = open(os.path.join(d, "ckpt"), "rb").read()
+    assert data[:8] == b"OFLOWCK2", data[:8]
+    step, n = struct.unpack_from("<QQ", data, 8)
+    assert struct.unpack_from("<Q", data, 24 + n)[0] == fnv1a64(data[:24 + n])
+    return step, data[24:24 + n].decode()
 
 
-def params(state):
-    w = np.frombuffer(state[0:16], np.float32)
-    b = np.frombuffer(state[64:76], np.float32)
-    count = struct.unpack_from("<q", state, 256)[0]
-    return w, b, count
+def write_index(d, step, text):
+    head = b"OFLOWCK2" + struct.pack("<QQ", step, len(text)) + text.encode()
+    open(os.path.join(d, "ckpt"), "wb").write(head + struct.pack("<Q", fnv1a64(head)))
+
+
+def read_ckpt(d):
+    """A checkpoint directory: (step, variable table, {name: global array}),
+    each variable assembled from the pieces of every shard."""
+    step, text = read_index(d)
+    table, vars_, values, shard = "", [], {}, None
+    for line in text.splitlines():
+        w = line.split()
+        if w[0] == "var":
+            table += line[4:] + "\n"
+            dims = [int(x) for x in w[5:5 + int(w[4])]]
+            vars_.append((w[1], DTYPES[w[3]], dims))
+            values[w[1]] = np.zeros(dims, DTYPES[w[3]])
+        elif w[0] == "shard":
+            shard = open(os.path.join(d, w[1]), "rb").read()
+            assert shard[:8] == b"OFLOWSH1" and len(shard) == int(w[2])
+            assert struct.unpack_from("<Q", shard, len(shard) - 8)[0] == fnv1a64(shard[:-8])
+            at = 16
+        elif w[0] == "piece":
+            name, dt, dims = vars_[int(w[1])]
+            r = len(dims)
+            off, size = [int(x) for x in w[2:2 + r]], [int(x) for x in w[2 + r:2 + 2 * r]]
+            n = int(np.prod(size)) * np.dtype(dt).itemsize
+            piece = np.frombuffer(shard[at:at + n], dt).reshape(size)
+            values[name][tuple(slice(o, o + s) for o, s in zip(off, size))] = piece
+            at += n
+    return step, table, values
+
+
+def dir_bytes(d):
+    return {f: open(os.path.join(d, f), "rb").read() for f in sorted(os.listdir(d))}
+
+
+def params(values):
+    return values["w"], values["b"], int(values["num_batches_tracked"])
 
 
 def rows(n, k):
@@ -221,23 +248,23 @@ def main():
     r = run(train, "--steps", 10, *data, *shuf, "--save", p("B"), "--save-every", 4,
             "--log-json", p("b.json"))
     check(r.returncode == 0, "first half: %s" % r.stderr)
-    check(read_ckpt(p("B", "ckpt"))[0] == 10, "first half saved the wrong step")
+    check(read_ckpt(p("B"))[0] == 10, "first half saved the wrong step")
     shutil.copytree(p("B"), p("B0"))
     r = run(train, "--steps", 10, *data, *shuf, "--resume", p("B"), "--save", p("C"),
             "--log-json", p("c.json"))
     check(r.returncode == 0 and "resumed from" in r.stderr, "second half: %s" % r.stderr)
     check(losses(p("a.json")) == losses(p("b.json")) + losses(p("c.json")),
           "resumed losses differ from the straight run")
-    check(open(p("A", "ckpt"), "rb").read() == open(p("C", "ckpt"), "rb").read(),
+    check(dir_bytes(p("A")) == dir_bytes(p("C")),
           "resumed final checkpoint differs from the straight run's")
     check(losses(p("a.json")) != losses(p("log.json"))[:20], "--shuffle changed nothing")
-    step, table, state = read_ckpt(p("A", "ckpt"))
+    step, table, state = read_ckpt(p("A"))
     check(step == 20 and params(state)[2] == 20, "checkpoint step/counter: %d" % step)
-    check(table.splitlines()[0] == "w param f32 1 4 0", "variable table: %r" % table)
+    check(table.splitlines()[0] == "w param f32 1 4", "variable table: %r" % table)
 
     # Damaged checkpoints: one-line errors naming the file.
     good = open(p("B0", "ckpt"), "rb").read()
-    os.makedirs(p("D"))
+    shutil.copytree(p("B0"), p("D"))
     ck = p("D", "ckpt")
     damaged = [
         (good[:len(good) // 2] + bytes([good[len(good) // 2] ^ 0x10]) + good[len(good) // 2 + 1:],
@@ -248,10 +275,17 @@ def main():
     for content, what in damaged:
         open(ck, "wb").write(content)
         one_line_error(run(train, "--resume", p("D"), *data), train, ck, what)
-    _, table, state = read_ckpt(p("B0", "ckpt"))
-    write_ckpt(ck, 10, table.replace("b param f32 1 3 64", "b param f32 1 2 64"), state)
+    step, text = read_index(p("B0"))
+    write_index(p("D"), step, text.replace("var b param f32 1 3", "var b param f32 1 2"))
     one_line_error(run(train, "--resume", p("D"), *data), train, ck,
-                   "does not match this program", "b param f32 1 2 64")
+                   "does not match this program", "b param f32 1 2")
+    open(ck, "wb").write(good)
+    shard = [f for f in os.listdir(p("D")) if f.startswith("ckpt-")][0]
+    sb = open(p("D", shard), "rb").read()
+    open(p("D", shard), "wb").write(sb[:-3])
+    one_line_error(run(train, "--resume", p("D"), *data), train, p("D", shard), "truncated")
+    os.unlink(p("D", shard))
+    one_line_error(run(train, "--resume", p("D"), *data), train, p("D", shard), "cannot open")
     one_line_error(run(train, "--resume", p("nowhere"), *data), train, "cannot open")
 
     # A failed save leaves the previous checkpoint intact.
@@ -274,7 +308,7 @@ def main():
         rest = proc.stderr.read()
         proc.wait(timeout=30)
         check(proc.returncode == code, "signal %d: exit %d, want %d" % (sig, proc.returncode, code))
-        step, _, state = read_ckpt(os.path.join(d, "ckpt"))
+        step, _, state = read_ckpt(d)
         check(step == seen and params(state)[2] == seen,
               "signal %d: saved step %d after %d logged steps" % (sig, step, seen))
         check("stopped by signal" in rest, "signal %d: stderr %r" % (sig, rest))
@@ -312,7 +346,7 @@ def main():
     check(r.returncode == 0 and r.stdout.count("eval_loss") == 2, "eval run: %r %r" % (r.stdout[-300:], r.stderr))
     evals = [e for e in json_lines(p("e.json")) if "eval_loss" in e]
     check([e["step"] for e in evals] == [4, 9], "eval steps: %s" % evals)
-    w, b, _ = params(read_ckpt(p("E", "ckpt"))[2])
+    w, b, _ = params(read_ckpt(p("E"))[2])
     want = np.mean([forward(w, b, ex[rows(12, j)], et[rows(12, j)], ey[rows(12, j)])[0] for j in range(2)])
     check(evals and abs(evals[-1]["eval_loss"] - want) < 1e-5 * max(want, 1),
           "eval_loss %s, want %s" % (evals[-1:], want))
@@ -333,7 +367,7 @@ def main():
     m = onnx.load(p("out.onnx"))
     onnx.checker.check_model(m)
     inits = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
-    w, b, count = params(read_ckpt(p("X", "ckpt"))[2])
+    w, b, count = params(read_ckpt(p("X"))[2])
     check(np.array_equal(inits["w"], w) and np.array_equal(inits["b"], b) and
           int(inits["num_batches_tracked"]) == count == 20, "exported initializers: %s" % inits)
 

@@ -1,14 +1,25 @@
-//===- oflow_rt/Checkpoint.h - save and resume the state buffer -*- C++ -*-===//
+//===- oflow_rt/Checkpoint.h - save and resume the state, sharded -*- C++ -*-===//
 //
-// File DIR/ckpt, little-endian:
-//   "OFLOWCK1"             8-byte magic
-//   u64 step               optimizer steps taken
-//   u64 table_bytes        then the variable table, text, one line per var:
-//                          `<escaped name> <kind> <dtype> <dims> <offset>`
-//   u64 state_bytes        then the whole state buffer
-//   u64 fnv1a64            of every byte before it
-// Saving writes DIR/ckpt.tmp, fsyncs, renames, fsyncs DIR: a failed or
-// interrupted save leaves the previous checkpoint as it was.
+// A checkpoint is a directory: shard files, one per rank that holds a piece
+// nobody else's duplicates, and the index DIR/ckpt, written last by rank 0.
+// Everything is little-endian; every file ends with the fnv1a64 of all its
+// bytes before it.
+//
+//   DIR/ckpt: "OFLOWCK2", u64 step, u64 text_bytes, text:
+//     mesh <n0> ...                         the mesh that saved it ("mesh 1")
+//     var <escaped name> <kind> <dtype> <dims>   one per program variable
+//     shard <file> <bytes>                  then its pieces, in file order:
+//     piece <var index> <offsets...> <sizes...>  a block of the global tensor
+//   DIR/ckpt-<step>-<nonce>-r<rank>of<n>: "OFLOWSH1", u64 step, the pieces'
+//     bytes (row-major, each its block), u64 fnv1a64.
+//
+// Pieces hold GLOBAL blocks, so a resume on another mesh or plan reshards:
+// each rank copies the overlap of every piece with its own block. Shard
+// names carry a nonce (the hash of the index they replace), so a save never
+// touches the files the current index names: a save that dies half-way
+// leaves the previous checkpoint whole; stale shards go once the new index
+// is in place. Offsets in the state buffer are not recorded: plans differ.
+// The single-file format of before ("OFLOWCK1", one device) still resumes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OFLOW_RT_CHECKPOINT_H
@@ -18,6 +29,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace oflow_rt {
 
@@ -27,12 +39,29 @@ uint64_t fnv1a64(const void *data, uint64_t size, uint64_t hash = 0xcbf29ce48422
 std::string variableTable(const Manifest &m);
 
 std::string checkpointPath(const std::string &dir);
+
+/// Collective over every rank: saves `state` (this rank's buffer).
 void saveCheckpoint(const std::string &dir, const Manifest &m,
                     const uint8_t *state, int64_t step);
-/// Checks magic, size, checksum and the variable table; fills `state`
-/// (manifest.stateBytes) and returns the step. Errors name the file.
+/// Collective: fills this rank's `state` pieces; returns the step. Errors
+/// (naming the file) end the job on every rank.
 int64_t loadCheckpoint(const std::string &dir, const Manifest &m,
                        uint8_t *state);
+
+// The steps of a save, for any rank given its coordinates (unit tests run
+// them for several simulated ranks in one process).
+/// What the next save's shard names carry (hash of the index in DIR).
+uint64_t checkpointNonce(const std::string &dir);
+/// Writes the shard of the rank at `coords` (no file when it holds only
+/// duplicates).
+void writeShard(const std::string &dir, const Manifest &m, const uint8_t *state,
+                int64_t step, uint64_t nonce, const std::vector<int64_t> &coords);
+/// Writes DIR/ckpt naming every rank's shard, then removes stale shards.
+void writeCheckpointIndex(const std::string &dir, const Manifest &m,
+                          int64_t step, uint64_t nonce);
+/// Reads the pieces that overlap the blocks of the rank at `coords`.
+int64_t readCheckpoint(const std::string &dir, const Manifest &m,
+                       uint8_t *state, const std::vector<int64_t> &coords);
 
 } // namespace oflow_rt
 

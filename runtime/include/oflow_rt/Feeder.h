@@ -6,6 +6,10 @@
 // permutation drawn from SplitMix64 keyed by (seed, e): the position depends
 // only on the step counter, so a resumed run sees the data a straight run
 // would. Inputs without a file get synthetic values keyed by (input, step).
+// A rank of a mesh program writes only its piece (sbp=) of each global
+// batch: rows o..o+b of the batch when its block along dim 0 is [o, o+b),
+// sliced along the other split dims; synthetic values are those of the
+// global batch, sliced, so every mesh trains on the same numbers.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OFLOW_RT_FEEDER_H
@@ -39,8 +43,10 @@ class Feeder {
 public:
   /// `files` maps input names to prepared data (prepareInputData); inputs
   /// not in it are synthesized.
+  /// `coords`: this rank's mesh coordinates (empty: Distributed's).
   Feeder(const Manifest &m, std::map<std::string, HostTensor> files,
-         std::optional<uint64_t> shuffleSeed);
+         std::optional<uint64_t> shuffleSeed,
+         std::vector<int64_t> coords = {});
 
   /// Writes batch `step` of every input into `io`.
   void fill(int64_t step, uint8_t *io);
@@ -58,6 +64,7 @@ private:
   const Manifest &manifest;
   std::map<std::string, HostTensor> files;
   std::optional<uint64_t> seed;
+  std::vector<int64_t> coords;
   // One cached permutation per (n, epoch): inputs of equal length share it.
   std::map<std::pair<int64_t, uint64_t>, std::vector<int64_t>> perms;
 };

@@ -10,6 +10,7 @@
 #define OFLOW_RT_MANIFEST_H
 
 #include "oflow_rt/DType.h"
+#include "oflow_rt/Layout.h"
 
 #include <cstdint>
 #include <optional>
@@ -28,8 +29,16 @@ struct TensorSlot {
   DType dtype = DType::F32;
   std::vector<int64_t> dims;
   int64_t offset = 0; // in its buffer (state or io)
+  /// The `sbp=` token (empty: broadcast on every mesh axis) and the dims of
+  /// this rank's piece, which is what the buffer holds at `offset`.
+  Sbp sbp;
+  std::vector<int64_t> localDims;
 
+  /// The global tensor's bytes (what files and gathered outputs hold).
   int64_t bytes() const { return numElements(dims) * dtypeSize(dtype); }
+  /// The local piece's bytes (what the buffer holds).
+  int64_t localBytes() const { return numElements(localDims) * dtypeSize(dtype); }
+  bool sharded() const { return localDims != dims; }
 };
 
 enum class VarKind { Param, Buffer, Optimizer, Constant };
@@ -76,6 +85,12 @@ struct Manifest {
   std::vector<ScalarRecord> scalars;
   std::vector<std::string> info; // optimizer/schedule/plan lines, verbatim
   std::string weightsFile;       // `weights` record; empty when absent
+  std::vector<int64_t> mesh;     // `mesh` record; empty: one device
+
+  /// Devices of the mesh (1 without one).
+  int64_t meshSize() const;
+  /// "4 (2x2)" / "2" for messages.
+  std::string meshText() const;
 
   bool hasEntry(const std::string &e) const;
   const InputRecord *findInput(const std::string &name) const;
@@ -94,7 +109,10 @@ struct Manifest {
   const OutputRecord *lossOutput(const std::string &entry) const;
 };
 
-/// Parses and checks; throws Error("manifest line N: ...").
+/// Parses and checks; throws Error("manifest line N: ..."). Layouts are
+/// checked too: sbp= needs a mesh, one entry per mesh axis, split axes in
+/// range and dims divisible by the product of their splitting mesh axes
+/// (P, partial values, never reaches the runtime).
 Manifest parseManifest(const std::string &text);
 
 } // namespace oflow_rt

@@ -33,9 +33,11 @@ private:
 
 class Program {
 public:
-  /// Parses the embedded manifest and allocates the buffers; the state is
-  /// filled from oflow_state_init.
-  Program();
+  /// Parses the embedded manifest, starts the mesh's ranks (Distributed.h;
+  /// `exe` is argv[0], `noMpi` for --help) and allocates the buffers at this
+  /// rank's local sizes; the state gets this rank's piece of
+  /// oflow_state_init's global values.
+  explicit Program(const std::string &exe = "", bool noMpi = false);
 
   /// Reads initial values from an ONNX model: `override` (--weights) fills
   /// every param/buffer/constant var; without it the manifest's `weights`

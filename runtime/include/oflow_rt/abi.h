@@ -163,6 +163,9 @@ void oflow_rt_all_to_all(int64_t dtype, const void *in, void *out, int64_t d0,
  *   mesh <n0> [<n1> ...]               the device mesh (absent: one device). The
  *       world size (mpirun -np) must equal the product; rank r has
  *       coordinates in row-major order (the last axis varies fastest).
+ *       state_bytes, io_bytes and arena_bytes are then PER RANK (every
+ *       rank's pieces have the same size, dims dividing evenly); `batch`
+ *       stays the global batch.
  *
  * Distributed layouts. `var`, `input`, `output` and `grad` records may end
  * with a token `sbp=<e0>,<e1>,...`, one entry per mesh axis: `S<i>` (split
@@ -173,6 +176,12 @@ void oflow_rt_all_to_all(int64_t dtype, const void *in, void *out, int64_t d0,
  * index along it is mixed-radix over those axes in mesh-axis order (the
  * earlier axis is the more significant digit): on mesh 2x2 with sbp=S0,S0
  * rank (c0, c1) holds rows [(c0*2 + c1) * D/4, (c0*2 + c1 + 1) * D/4).
+ * No P (partial) entries: a value is reduced before it reaches a buffer.
+ * The sbp token needs a mesh record, has one entry per mesh axis, and each
+ * split dim must divide by the product of its splitting axes' sizes (else
+ * the manifest is rejected). `scalar` records take no sbp: every rank holds
+ * them whole, and the train/grads `loss` output must be broadcast (every
+ * rank logs the same number; rank 0 prints it).
  * oflow_state_init and `weights` files hold GLOBAL values: each rank slices
  * its piece. Inputs: each rank feeds its piece of the global batch rows of
  * the row rule. Outputs and grads: gathered into the global tensor where a
