@@ -139,3 +139,24 @@ std::optional<int64_t> mlir::oflow::getBoxingMeshAxis(Operation *op) {
     return std::nullopt;
   return cast<IntegerAttr>(op->getAttr("mesh_axis")).getInt();
 }
+
+SmallVector<int64_t> mlir::oflow::getGlobalShape(MeshAttr mesh,
+                                                 NdSbpAttr layout,
+                                                 ArrayRef<int64_t> local) {
+  SmallVector<int64_t> shape(local);
+  for (auto [axis, entry] : llvm::enumerate(layout.getEntries()))
+    if (entry.isSplit())
+      shape[entry.getAxis()] *= mesh.getShape()[axis];
+  return shape;
+}
+
+std::string mlir::oflow::getManifestSbp(NdSbpAttr layout) {
+  std::string text;
+  for (auto [i, entry] : llvm::enumerate(layout.getEntries())) {
+    if (i)
+      text += ",";
+    text += entry.isSplit() ? "S" + std::to_string(entry.getAxis())
+            : entry.isBroadcast() ? "B" : "P";
+  }
+  return text;
+}

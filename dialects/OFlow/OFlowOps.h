@@ -59,6 +59,12 @@ namespace mlir::oflow {
 MeshAttr getGoverningMesh(Operation *op);
 /// Whether `op`'s module has been partitioned (types are local pieces).
 bool isPartitioned(Operation *op);
+/// The global shape of a tensor whose local piece under `layout` on `mesh` is
+/// `local` (each split dim times the sizes of the mesh axes splitting it).
+SmallVector<int64_t> getGlobalShape(MeshAttr mesh, NdSbpAttr layout,
+                                    ArrayRef<int64_t> local);
+/// `S0,B`-style text of a layout for the runtime's manifest.
+std::string getManifestSbp(NdSbpAttr layout);
 /// The mesh axis a boxing op converts on; nullopt for other ops.
 std::optional<int64_t> getBoxingMeshAxis(Operation *op);
 /// The SBP a boxing op turns `source` (its operand's entry on its mesh axis)

@@ -49,6 +49,8 @@ struct IoSlot {
   RankedTensorType type;
   int64_t offset = 0;
   std::optional<IntRange> intRange;
+  /// On a mesh: the layout of the value (type is its local piece).
+  mlir::oflow::NdSbpAttr sbp;
 };
 
 class IoLayout {
@@ -176,6 +178,7 @@ LogicalResult BindProgramInterfacePass::bindEntry(
     if (failed(claimed))
       return failure();
     IoSlot &slot = **claimed;
+    slot.sbp = func.getArgAttrOfType<mlir::oflow::NdSbpAttr>(i, "oflow.sbp");
     if (kind == "input" && type.getElementType().isInteger() &&
         !type.getElementType().isInteger(1))
       collectIntRange(arg, slot.intRange);
@@ -246,6 +249,8 @@ LogicalResult BindProgramInterfacePass::bindEntry(
     FailureOr<IoSlot *> slot = io.claim(func, kind, name.getValue(), type);
     if (failed(slot))
       return failure();
+    (*slot)->sbp =
+        func.getResultAttrOfType<mlir::oflow::NdSbpAttr>(i, "oflow.sbp");
     Value view = viewOf(b, loc, ioBuf, (*slot)->offset, type);
     auto store =
         bufferization::MaterializeInDestinationOp::create(b, loc, value, view);
@@ -291,6 +296,9 @@ void BindProgramInterfacePass::runOnOperation() {
       return signalPassFailure();
   }
 
+  auto mesh = module->getAttrOfType<mlir::oflow::MeshAttr>("oflow.mesh");
+  if (mesh && mesh.getNumDevices() == 1)
+    mesh = nullptr;
   SmallVector<Attribute> slots;
   for (auto &[key, slot] : io.slots) {
     SmallVector<NamedAttribute> fields = {
@@ -298,6 +306,14 @@ void BindProgramInterfacePass::runOnOperation() {
         b.getNamedAttr("name", b.getStringAttr(slot.name)),
         b.getNamedAttr("type", TypeAttr::get(slot.type)),
         b.getNamedAttr("offset", b.getI64IntegerAttr(slot.offset))};
+    if (slot.sbp && mesh) {
+      fields.push_back(b.getNamedAttr("sbp", slot.sbp));
+      fields.push_back(b.getNamedAttr(
+          "global_type",
+          TypeAttr::get(RankedTensorType::get(
+              mlir::oflow::getGlobalShape(mesh, slot.sbp, slot.type.getShape()),
+              slot.type.getElementType()))));
+    }
     if (slot.intRange) {
       fields.push_back(b.getNamedAttr(
           "int_range",

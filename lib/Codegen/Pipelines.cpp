@@ -21,6 +21,7 @@ void addBufferizePipeline(OpPassManager &pm) {
                  "canonicalize,cse");
   pm.addPass(createPlanMemory());
   pm.addPass(createLinalgToBlas());
+  pm.addPass(createLowerRuntimeCalls());
   pm.addNestedPass<func::FuncOp>(createExpandStridedCopies());
 }
 

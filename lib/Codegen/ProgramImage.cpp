@@ -100,6 +100,24 @@ FailureOr<ProgramImage> extractProgramImage(ModuleOp module,
      << "state_bytes " << i64(kStateBytesAttr) << "\n"
      << "io_bytes " << i64(kIoBytesAttr) << "\n"
      << "arena_bytes " << i64(kArenaBytesAttr) << "\n";
+  // On a mesh: dims are global, offsets hold each rank's piece (abi.h).
+  auto mesh = module->getAttrOfType<mlir::oflow::MeshAttr>("oflow.mesh");
+  if (mesh && mesh.getNumDevices() == 1)
+    mesh = nullptr;
+  if (mesh) {
+    os << "mesh";
+    for (int64_t d : mesh.getShape())
+      os << " " << d;
+    os << "\n";
+  }
+  auto layoutOf = [&](mlir::oflow::NdSbpAttr sbp, RankedTensorType &type) {
+    if (!mesh || !sbp)
+      return std::string();
+    type = RankedTensorType::get(
+        mlir::oflow::getGlobalShape(mesh, sbp, type.getShape()),
+        type.getElementType());
+    return " sbp=" + mlir::oflow::getManifestSbp(sbp);
+  };
 
   for (auto func : module.getOps<func::FuncOp>()) {
     auto entry = func->getAttrOfType<StringAttr>(kEntryAttr);
@@ -158,9 +176,11 @@ FailureOr<ProgramImage> extractProgramImage(ModuleOp module,
     if (dt.empty())
       return var.emitOpError("has an element type the runtime does not know: ")
              << type.getElementType();
+    std::string sbp = layoutOf(var.getSbpAttr(), type);
     os << "var " << escapeManifestName(name) << " "
        << mlir::oflow::stringifyVariableRole(var.getRole()) << " " << dt << " "
-       << dims(type) << " " << offset.getInt() << " " << initOffset << "\n";
+       << dims(type) << " " << offset.getInt() << " " << initOffset << sbp
+       << "\n";
   }
 
   if (auto slots = module->getAttrOfType<ArrayAttr>(kIoLayoutAttr)) {
@@ -170,6 +190,9 @@ FailureOr<ProgramImage> extractProgramImage(ModuleOp module,
       auto type = cast<RankedTensorType>(slot.getAs<TypeAttr>("type").getValue());
       int64_t offset = slot.getAs<IntegerAttr>("offset").getInt();
       std::string dt = dtypeName(type.getElementType());
+      std::string sbp;
+      if (kind != "scalar")
+        sbp = layoutOf(slot.getAs<mlir::oflow::NdSbpAttr>("sbp"), type);
       if (kind == "input") {
         std::string synth = "normal";
         if (auto range = slot.getAs<DenseI64ArrayAttr>("int_range")) {
@@ -184,13 +207,13 @@ FailureOr<ProgramImage> extractProgramImage(ModuleOp module,
           synth = "int:0:2:unchecked";
         }
         os << "input " << name << " " << dt << " " << dims(type) << " " << offset
-           << " " << synth << "\n";
+           << " " << synth << sbp << "\n";
       } else if (kind == "output") {
         os << "output " << info.mode << " " << name << " " << dt << " "
-           << dims(type) << " " << offset << "\n";
+           << dims(type) << " " << offset << sbp << "\n";
       } else if (kind == "grad") {
         os << "grad " << name << " " << dt << " " << dims(type) << " " << offset
-           << "\n";
+           << sbp << "\n";
       } else {
         os << "scalar " << name << " " << dt << " " << offset;
         for (auto &[scalar, value] : info.scalarDefaults)

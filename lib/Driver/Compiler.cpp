@@ -126,14 +126,7 @@ static void reportMemoryPlan(ModuleOp module, const CompileOptions &options) {
 int runCompiler(MLIRContext &context, const CompileOptions &options) {
   Location cliLoc = NameLoc::get(StringAttr::get(&context, "oflow-compile"));
   // Refuse what this build cannot produce before doing any work.
-  if (options.emit == EmitStage::Sbp || options.emit == EmitStage::Partitioned ||
-      options.emit == EmitStage::Plan) {
-    emitError(cliLoc) << "--emit=" << emitStageName(options.emit)
-                      << " is not available yet: this version has no SBP "
-                         "inference, boxing or partitioning (issue #4)";
-    return 1;
-  }
-  bool codegen = options.emit >= EmitStage::Llvm;
+  bool codegen = options.emit >= EmitStage::Llvm && options.emit != EmitStage::Plan;
   if (codegen && options.target == Target::Cuda) {
     emitError(cliLoc) << "--target cuda is not available yet (no CUDA code "
                          "generation in this version); use --target cpu";
@@ -142,12 +135,6 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   bool multiDevice = false;
   for (int64_t d : options.mesh)
     multiDevice |= d > 1;
-  if (multiDevice && options.emit > EmitStage::Training) {
-    emitError(cliLoc) << "--mesh with more than one device needs SBP "
-                         "partitioning, which this version does not have yet "
-                         "(issue #4); compile for one device";
-    return 1;
-  }
   registerPipelinePasses();
   registerPipelineDialects(context);
 
@@ -190,6 +177,35 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   if (options.emit == EmitStage::Training)
     return failed(finish(EmitStage::Training)) ? 1 : 0;
 
+  // SBP stages: on a mesh, or when asked for their output. A single-device
+  // program skips them (its layouts would all be B).
+  std::string planReport;
+  auto mesh = (*module)->getAttrOfType<mlir::oflow::MeshAttr>(
+      mlir::oflow::OFlowDialect::kMeshAttrName);
+  multiDevice |= mesh && mesh.getNumDevices() > 1;
+  if (multiDevice || options.emit == EmitStage::Sbp ||
+      options.emit == EmitStage::Partitioned || options.emit == EmitStage::Plan) {
+    if (!mesh)
+      module.get()->setAttr(mlir::oflow::OFlowDialect::kMeshAttrName,
+                            mlir::oflow::MeshAttr::get(&context, {1}));
+    if (failed(runStage("SBP: choose layouts, insert boxing", [&](PassManager &pm) {
+          addSbpPasses(pm, options);
+          return success();
+        })))
+      return 1;
+    if (options.emit == EmitStage::Sbp)
+      return failed(finish(EmitStage::Sbp)) ? 1 : 0;
+    if (options.emit == EmitStage::Plan)
+      planReport = describeSbpPlan(*module);
+    if (failed(runStage("partition", [&](PassManager &pm) {
+          addPartitionPasses(pm);
+          return success();
+        })))
+      return 1;
+    if (options.emit == EmitStage::Partitioned)
+      return failed(finish(EmitStage::Partitioned)) ? 1 : 0;
+  }
+
   if (failed(runStage("lower to linalg", [&](PassManager &pm) {
         return addLinalgPasses(pm, options);
       })))
@@ -203,6 +219,11 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
       })))
     return 1;
   reportMemoryPlan(*module, options);
+  if (options.emit == EmitStage::Plan)
+    return failed(writeText(planReport + describeMemoryPlan(*module),
+                            options, cliLoc))
+               ? 1
+               : 0;
 
   ManifestInfo info;
   info.mode = options.mode == Mode::Train ? "train" : "infer";

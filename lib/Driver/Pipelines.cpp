@@ -4,6 +4,7 @@
 #include "oflow/Autodiff/Passes.h"
 #include "oflow/Codegen/Passes.h"
 #include "oflow/Conversion/Passes.h"
+#include "oflow/Sbp/Passes.h"
 #include "oflow/Training/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -11,6 +12,7 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
@@ -35,6 +37,7 @@ void registerPipelinePasses() {
     registerTrainingPasses();
     registerAutodiffPasses();
     registerOFlowConversionPasses();
+    registerSbpPasses();
     return true;
   }();
   (void)done;
@@ -102,7 +105,10 @@ int64_t programBatch(ModuleOp module) {
   for (auto slot : slots.getAsRange<DictionaryAttr>()) {
     if (slot.getAs<StringAttr>("kind").getValue() != "input")
       continue;
-    auto type = cast<RankedTensorType>(slot.getAs<TypeAttr>("type").getValue());
+    auto typeAttr = slot.getAs<TypeAttr>("global_type");
+    if (!typeAttr)
+      typeAttr = slot.getAs<TypeAttr>("type");
+    auto type = cast<RankedTensorType>(typeAttr.getValue());
     if (type.getRank() > 0)
       return type.getDimSize(0);
   }
@@ -131,5 +137,26 @@ std::vector<std::string> describeTraining(const CompileOptions &options) {
                   " min_lr=" + num(t.minLr));
   return lines;
 }
+
+} // namespace oflow
+
+namespace oflow {
+
+void addSbpPasses(PassManager &pm, const CompileOptions &options) {
+  pm.addPass(createDecomposeForSbp());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  InferSbpOptions infer;
+  infer.hints.assign(options.sbpHints.begin(), options.sbpHints.end());
+  pm.addPass(createInferSbp(infer));
+  pm.addPass(createInsertBoxing());
+  pm.addPass(createVerifySbp());
+  BucketCollectivesOptions bucket;
+  bucket.bucketMb = options.bucketMb;
+  pm.addPass(createBucketCollectives(bucket));
+  pm.addPass(createVerifySbp());
+}
+
+void addPartitionPasses(PassManager &pm) { pm.addPass(createPartition()); }
 
 } // namespace oflow

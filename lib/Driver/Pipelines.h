@@ -26,6 +26,19 @@ mlir::LogicalResult addLinalgPasses(mlir::PassManager &pm,
 /// The global batch: the leading dim of the program's inputs (0 if none).
 int64_t programBatch(mlir::ModuleOp module);
 
+/// SBP choice, boxing and bucketing on the training graph (stage 3-4).
+void addSbpPasses(mlir::PassManager &pm, const CompileOptions &options);
+/// Global to local shapes (stage 5).
+void addPartitionPasses(mlir::PassManager &pm);
+
+/// --emit=plan: tensors, layouts and collectives (after boxing, before
+/// partitioning) and the per-device memory (after memory planning).
+std::string describeSbpPlan(mlir::ModuleOp module);
+std::string describeMemoryPlan(mlir::ModuleOp module);
+/// Writes `text` to the output file (or stdout for "-").
+mlir::LogicalResult writeText(const std::string &text,
+                              const CompileOptions &options, mlir::Location loc);
+
 /// Manifest records describing the optimizer and schedule.
 std::vector<std::string> describeTraining(const CompileOptions &options);
 

@@ -12,9 +12,10 @@
 //===----------------------------------------------------------------------===//
 #include "oflow/Sbp/Passes.h"
 
-#include "SbpConversions.h"
+#include "oflow/Sbp/SbpConversions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace oflow {
 #define GEN_PASS_DEF_BUCKETCOLLECTIVES
@@ -38,9 +39,52 @@ static double localBytes(const sbp::Mesh &mesh, Value value) {
   return n;
 }
 
-/// Replaces `bucket` (two or more single-operand all-reduces) by one.
+/// Whether `value` is computed from a result of one of `bucket`'s members
+/// (then it cannot join the bucket: the bucket would wait for itself).
+static bool dependsOnBucket(Value value, ArrayRef<of::AllReduceOp> bucket) {
+  if (bucket.empty())
+    return false;
+  Operation *first = bucket.front();
+  llvm::SmallPtrSet<Operation *, 8> members;
+  for (of::AllReduceOp op : bucket)
+    members.insert(op);
+  llvm::SmallPtrSet<Operation *, 32> seen;
+  SmallVector<Operation *> work;
+  if (Operation *def = value.getDefiningOp())
+    work.push_back(def);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!seen.insert(op).second || op->getBlock() != first->getBlock() ||
+        op->isBeforeInBlock(first))
+      continue;
+    if (members.contains(op))
+      return true;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        work.push_back(def);
+  }
+  return false;
+}
+
+/// Replaces `bucket` (two or more single-operand all-reduces) by one at the
+/// last member's place; the members' users that came earlier (and what
+/// depends on them) move after it, in order.
 static void fuse(SmallVector<of::AllReduceOp> bucket) {
   of::AllReduceOp last = bucket.back();
+  llvm::SetVector<Operation *> toMove;
+  SmallVector<Operation *> work;
+  for (of::AllReduceOp op : bucket)
+    for (Operation *user : op->getUsers())
+      work.push_back(user);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!op->isBeforeInBlock(last) || !toMove.insert(op))
+      continue;
+    for (Operation *user : op->getUsers())
+      work.push_back(user);
+  }
+  SmallVector<Operation *> moving = toMove.takeVector();
+  llvm::sort(moving, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   OpBuilder builder(last);
   SmallVector<Value> inputs;
   SmallVector<Type> types;
@@ -56,6 +100,11 @@ static void fuse(SmallVector<of::AllReduceOp> bucket) {
   if (layouts.size() == bucket.size())
     fused->setAttr(of::OFlowDialect::kSbpAttrName,
                    builder.getArrayAttr(layouts));
+  Operation *cursor = fused;
+  for (Operation *op : moving) {
+    op->moveAfter(cursor);
+    cursor = op;
+  }
   for (auto [i, op] : llvm::enumerate(bucket)) {
     op.getOutputs()[0].replaceAllUsesWith(fused.getOutputs()[i]);
     op.erase();
@@ -111,13 +160,8 @@ struct BucketCollectives
             cast<RankedTensorType>(input.getType()).getElementType().getAsOpaquePointer());
         double bytes = localBytes(mesh, input);
         SmallVector<of::AllReduceOp> &bucket = open[key];
-        // Every member's users must still follow the fused op's place.
-        bool usersLater = llvm::all_of(bucket, [&](of::AllReduceOp member) {
-          return llvm::all_of(member->getUsers(), [&](Operation *user) {
-            return op->isBeforeInBlock(user);
-          });
-        });
-        if (!bucket.empty() && (!usersLater || openBytes[key] + bytes > limit))
+        if (!bucket.empty() && (dependsOnBucket(input, bucket) ||
+                                openBytes[key] + bytes > limit))
           flush(key);
         open[key].push_back(op);
         openBytes[key] += bytes;

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "oflow/Sbp/Passes.h"
 
-#include "SbpConversions.h"
+#include "oflow/Sbp/SbpConversions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/GlobPattern.h"
@@ -29,6 +29,8 @@ namespace of = mlir::oflow;
 namespace sbp = ::oflow::sbp;
 
 static constexpr double kInfinity = std::numeric_limits<double>::infinity();
+/// Far below any real cost (a collective's latency is microseconds).
+static constexpr double kPartialPenaltySeconds = 1e-10;
 
 namespace {
 
@@ -82,6 +84,10 @@ private:
   sbp::Device device;
   SmallVector<Hint> hints;
   DenseMap<Value, of::NdSbpAttr> layouts;
+  /// Where a value is headed: the layout of the variable write, return or
+  /// hint at the end of its chain of same-shaped ops (an optimizer update).
+  DenseMap<Value, of::NdSbpAttr> preferred;
+  void computePreferred(func::FuncOp fn);
   llvm::StringMap<of::NdSbpAttr> variableLayouts;
   /// The layout each entry function returns its results in (B).
   of::NdSbpAttr returnLayout;
@@ -231,7 +237,16 @@ double Planner::computeSeconds(Operation *op, ArrayRef<of::NdSbpAttr> operands,
 
 double Planner::lookAheadSeconds(Operation *op, ArrayRef<of::NdSbpAttr> results) {
   double seconds = 0;
-  for (auto [value, layout] : llvm::zip(op->getResults(), results))
+  for (auto [value, layout] : llvm::zip(op->getResults(), results)) {
+    if (of::NdSbpAttr target = preferred.lookup(value)) {
+      seconds += boxingSeconds(value, layout, target);
+    } else {
+      SmallVector<of::SbpAttr> reduced(layout.getEntries());
+      for (of::SbpAttr &entry : reduced)
+        if (entry.isPartial())
+          entry = of::SbpAttr::getBroadcast(ctx);
+      seconds += boxingSeconds(value, layout, of::NdSbpAttr::get(ctx, reduced));
+    }
     for (Operation *user : value.getUsers()) {
       of::NdSbpAttr wanted;
       if (auto hint = dyn_cast<of::SbpHintOp>(user))
@@ -243,6 +258,7 @@ double Planner::lookAheadSeconds(Operation *op, ArrayRef<of::NdSbpAttr> results)
       if (wanted)
         seconds += boxingSeconds(value, layout, wanted);
     }
+  }
   return seconds;
 }
 
@@ -295,8 +311,15 @@ LogicalResult Planner::chooseSignature(of::SbpSignatureOpInterface op) {
     for (auto [v, l] : llvm::zip(operation->getResults(), results))
       valid &= isValid(v, l);
     if (valid) {
+      // A partial result must be reduced somewhere: it is charged that
+      // reduction now, plus a hair, so that ties reduce early (a gradient is
+      // all-reduced as soon as it is computed, where buckets can form) rather
+      // than after more local ops.
       double cost = computeSeconds(operation, operands, results) +
                     lookAheadSeconds(operation, results);
+      for (of::NdSbpAttr layout : results)
+        for (of::SbpAttr entry : layout.getEntries())
+          cost += entry.isPartial() ? kPartialPenaltySeconds : 0;
       for (auto [v, l] : llvm::zip(operation->getOperands(), operands))
         cost += boxingSeconds(v, layoutOf(v), l);
       if (cost < best * (1 - 1e-9)) {
@@ -322,7 +345,33 @@ LogicalResult Planner::chooseSignature(of::SbpSignatureOpInterface op) {
   return success();
 }
 
+void Planner::computePreferred(func::FuncOp fn) {
+  preferred.clear();
+  SmallVector<Operation *> ops;
+  fn.walk([&](Operation *op) { ops.push_back(op); });
+  for (Operation *op : llvm::reverse(ops)) {
+    if (auto write = dyn_cast<of::WriteVariableOp>(op)) {
+      preferred.try_emplace(write.getValue(),
+                            variableLayouts.lookup(write.getVariable()));
+    } else if (auto hint = dyn_cast<of::SbpHintOp>(op)) {
+      preferred.try_emplace(hint.getInput(), hint.getSbp());
+    } else if (isa<func::ReturnOp>(op)) {
+      for (Value v : op->getOperands())
+        preferred.try_emplace(v, returnLayout);
+    } else if (op->getNumResults() == 1) {
+      // Through ops whose operand has the result's shape (elementwise).
+      of::NdSbpAttr target = preferred.lookup(op->getResult(0));
+      if (!target)
+        continue;
+      for (Value v : op->getOperands())
+        if (v.getType() == op->getResult(0).getType())
+          preferred.try_emplace(v, target);
+    }
+  }
+}
+
 LogicalResult Planner::planFunction(func::FuncOp fn) {
+  computePreferred(fn);
   int64_t numAxes = meshAttr.getNumAxes();
   of::NdSbpAttr all = sbp::broadcastNdSbp(ctx, numAxes);
   // Arguments: hint, else data parallel on the batch axis.

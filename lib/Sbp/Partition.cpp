@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "oflow/Sbp/Passes.h"
 
-#include "SbpConversions.h"
+#include "oflow/Sbp/SbpConversions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 

@@ -1,5 +1,5 @@
 //===- SbpConversions.cpp - IR attributes <-> the planner's value types ---===//
-#include "SbpConversions.h"
+#include "oflow/Sbp/SbpConversions.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "oflow/Sbp/Passes.h"
 
-#include "SbpConversions.h"
+#include "oflow/Sbp/SbpConversions.h"
 #include "OFlow/OFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

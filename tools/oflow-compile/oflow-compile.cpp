@@ -84,6 +84,14 @@ int run(int argc, char **argv) {
   app.add_option("--mesh", mesh,
                  "device mesh as axis sizes, e.g. 8 or 8x4 (default: 1 "
                  "device); ranks map row-major, the last axis fastest");
+  app.add_option("--sbp", options.sbpHints,
+                 "layout of a variable or graph input: NAME=LAYOUT with one "
+                 "S(i), B or P per mesh axis, e.g. fc1.weight=S(0) or "
+                 "x=S(0),B; NAME may be a glob (*.weight); repeatable");
+  app.add_option("--bucket-mb", options.bucketMb,
+                 "largest fused gradient all-reduce in MiB (0: one per "
+                 "tensor; default 25)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--target", target, "code generation target")
       ->check(CLI::IsMember({"cuda", "cpu"}));
   std::string stages;

@@ -53,6 +53,19 @@ def LinalgToBlas : Pass<"oflow-linalg-to-blas", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def LowerRuntimeCalls : Pass<"oflow-lower-runtime-calls", "mlir::ModuleOp"> {
+  let summary = "collective placeholders on memrefs -> runtime calls with addresses";
+  let description = [{
+    The boxing lowering calls placeholders `__oflow_rt_<kind>_<dtype>` that
+    take the collective's two buffers as memrefs, so that bufferization and
+    the memory planner place them like any other buffer. Once they are
+    placed, each call becomes a call of `oflow_rt_<kind>` (oflow_rt/abi.h)
+    with the buffers' addresses (index) in their place.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def ExpandStridedCopies : Pass<"oflow-expand-strided-copies", "mlir::func::FuncOp"> {
   let summary = "memref.copy between non-contiguous memrefs -> linalg.copy";
   let description = [{

@@ -66,6 +66,10 @@ struct CompileOptions {
   /// executable reads them from the model file when it starts.
   int64_t embedWeightsLimit = int64_t(256) << 20;
   Mode mode = Mode::Train;
+  /// `NAME=LAYOUT` layouts for variables and inputs (--sbp).
+  std::vector<std::string> sbpHints;
+  /// Largest all-reduce bucket in MiB (--bucket-mb; 0: no fusion).
+  double bucketMb = 25.0;
   TrainingOptions training;
   ImportOptions import;
 };

@@ -27,6 +27,7 @@ void populateConvPoolPatterns(RewritePatternSet &patterns);
 void populateShapePatterns(RewritePatternSet &patterns);
 void populateGatherScatterPatterns(RewritePatternSet &patterns);
 void populateLossPatterns(RewritePatternSet &patterns);
+void populateCollectivePatterns(RewritePatternSet &patterns);
 
 inline RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());

@@ -10,7 +10,9 @@
 
 #include "LoweringUtils.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace oflow {
 #define GEN_PASS_DEF_OFLOWLOWERTOLINALG
@@ -24,6 +26,7 @@ void populateOFlowToLinalgPatterns(mlir::RewritePatternSet &patterns) {
   lowering::populateShapePatterns(patterns);
   lowering::populateGatherScatterPatterns(patterns);
   lowering::populateLossPatterns(patterns);
+  lowering::populateCollectivePatterns(patterns);
 }
 
 namespace {
@@ -38,7 +41,9 @@ struct OFlowLowerToLinalg
     ConversionTarget target(*ctx);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, scf::SCFDialect,
-                           tensor::TensorDialect, func::FuncDialect>();
+                           tensor::TensorDialect, func::FuncDialect,
+                           bufferization::BufferizationDialect,
+                           memref::MemRefDialect>();
     target.addIllegalDialect<mlir::oflow::OFlowDialect>();
     target.addLegalOp<mlir::oflow::VariableOp, mlir::oflow::ReadVariableOp,
                       mlir::oflow::WriteVariableOp,

@@ -1,0 +1,336 @@
+//===- Collectives.cpp - boxing ops on local pieces -> tensor + runtime ---===//
+//
+// After partitioning, a boxing op converts this rank's piece on one mesh
+// axis. The local conversions are tensor code indexed by the rank's mesh
+// coordinate (a slice, a zero-pad, a select); the communicating ones copy
+// their operands into one fresh contiguous buffer (several all-reduce operands
+// share one: a bucket) and call the runtime's collective on it
+// (oflow_rt/abi.h). The call is emitted against a placeholder taking memrefs,
+// `__oflow_rt_<kind>_<dtype>`; after bufferization and memory planning,
+// oflow-lower-runtime-calls passes the planned addresses instead.
+//
+//===----------------------------------------------------------------------===//
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace oflow::lowering {
+namespace {
+namespace of = mlir::oflow;
+
+/// The ABI's dtype code (OFLOW_DT_*), or -1.
+int64_t dtypeCode(Type type) {
+  if (type.isF32())
+    return 0;
+  if (type.isF64())
+    return 1;
+  if (type.isInteger(32))
+    return 2;
+  if (type.isInteger(64))
+    return 3;
+  return -1;
+}
+
+std::string dtypeSuffix(Type type) {
+  return type.isF32() ? "f32" : type.isF64() ? "f64"
+                                : type.isInteger(32) ? "i32" : "i64";
+}
+
+/// This rank's coordinate on `meshAxis`, as an index.
+Value meshCoord(OpBuilder &b, Location loc, Operation *anchor, int64_t meshAxis) {
+  auto module = anchor->getParentOfType<ModuleOp>();
+  StringRef name = "oflow_rt_mesh_coord";
+  auto fnType = b.getFunctionType({b.getI64Type()}, {b.getI64Type()});
+  if (!module.lookupSymbol(name)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(module.getBody());
+    func::FuncOp::create(b, loc, name, fnType).setPrivate();
+  }
+  Value axis = arith::ConstantIntOp::create(b, loc, meshAxis, 64);
+  Value coord =
+      func::CallOp::create(b, loc, name, TypeRange{b.getI64Type()}, {axis})
+          .getResult(0);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), coord);
+}
+
+/// Calls the placeholder of runtime collective `kind` on `input` (any shape)
+/// with `args` around the two buffers; returns a new tensor of `resultShape`.
+/// `before`: the i64 arguments before the two pointers, `after`: after them.
+Value callCollective(OpBuilder &b, Location loc, Operation *anchor,
+                     StringRef kind, Value input, ArrayRef<int64_t> resultShape,
+                     ArrayRef<int64_t> before, ArrayRef<int64_t> after) {
+  Type element = elementTypeOf(input);
+  int64_t inCount = tensorType(input).getNumElements();
+  int64_t outCount = 1;
+  for (int64_t d : resultShape)
+    outCount *= d;
+  // A fresh contiguous copy: the runtime reads plain element runs.
+  Value flat = reshapeTo(b, loc, input, {inCount});
+  Value copy = linalg::CopyOp::create(b, loc, flat,
+                                      emptyTensor(b, loc, {inCount}, element))
+                   ->getResult(0);
+  auto inType = MemRefType::get({inCount}, element);
+  auto outType = MemRefType::get({outCount}, element);
+  Value inBuf = bufferization::ToBufferOp::create(b, loc, inType, copy,
+                                                  /*read_only=*/true);
+  Value outBuf = memref::AllocOp::create(b, loc, outType);
+
+  auto dynType = MemRefType::get({ShapedType::kDynamic}, element);
+  SmallVector<Value> args;
+  SmallVector<Type> types;
+  auto addInt = [&](int64_t v) {
+    args.push_back(arith::ConstantIntOp::create(b, loc, v, 64));
+    types.push_back(b.getI64Type());
+  };
+  for (int64_t v : before)
+    addInt(v);
+  for (Value buf : {inBuf, outBuf}) {
+    args.push_back(memref::CastOp::create(b, loc, dynType, buf));
+    types.push_back(dynType);
+  }
+  for (int64_t v : after)
+    addInt(v);
+  std::string name = ("__oflow_rt_" + kind + "_" + dtypeSuffix(element)).str();
+  auto module = anchor->getParentOfType<ModuleOp>();
+  if (!module.lookupSymbol(name)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(module.getBody());
+    func::FuncOp::create(b, loc, name, b.getFunctionType(types, {}))
+        .setPrivate();
+  }
+  func::CallOp::create(b, loc, name, TypeRange{}, args);
+  Value out = bufferization::ToTensorOp::create(
+      b, loc, RankedTensorType::get({outCount}, element), outBuf,
+      /*restrict=*/true, /*writable=*/true);
+  return reshapeTo(b, loc, out, resultShape);
+}
+
+/// Product of `shape[from, to)`.
+int64_t product(ArrayRef<int64_t> shape, int64_t from, int64_t to) {
+  int64_t p = 1;
+  for (int64_t i = from; i < to; ++i)
+    p *= shape[i];
+  return p;
+}
+
+LogicalResult checkCollectiveType(Operation *op, Type element) {
+  if (dtypeCode(element) < 0)
+    return cannotLower(op, "collectives move f32, f64, i32 or i64 tensors, not ")
+           << element;
+  if (!of::isPartitioned(op))
+    return cannotLower(op, "boxing ops are lowered after oflow-partition");
+  return success();
+}
+
+struct AllReduceLowering : OpConversionPattern<of::AllReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(of::AllReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type element = elementTypeOf(op.getInputs()[0]);
+    if (failed(checkCollectiveType(op, element)))
+      return failure();
+    for (Value v : op.getInputs())
+      if (elementTypeOf(v) != element)
+        return cannotLower(op, "a bucket mixes element types");
+    // One buffer for the whole bucket.
+    int64_t total = 0;
+    for (Value v : adaptor.getInputs())
+      total += tensorType(v).getNumElements();
+    Value packed = emptyTensor(rewriter, loc, {total}, element);
+    int64_t offset = 0;
+    for (Value v : adaptor.getInputs()) {
+      int64_t n = tensorType(v).getNumElements();
+      packed = tensor::InsertSliceOp::create(
+          rewriter, loc, reshapeTo(rewriter, loc, v, {n}), packed,
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(n)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
+      offset += n;
+    }
+    Value reduced = callCollective(
+        rewriter, loc, op, "all_reduce", packed, {total},
+        {dtypeCode(element), op.getMax() ? 1 : 0}, {total, op.getMeshAxis()});
+    SmallVector<Value> results;
+    offset = 0;
+    for (Value v : op.getOutputs()) {
+      auto type = tensorType(v);
+      int64_t n = type.getNumElements();
+      Value piece = tensor::ExtractSliceOp::create(
+          rewriter, loc, reduced,
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(n)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
+      results.push_back(reshapeTo(rewriter, loc, piece, type.getShape()));
+      offset += n;
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct AllGatherLowering : OpConversionPattern<of::AllGatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(of::AllGatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type element = elementTypeOf(op.getInput());
+    if (failed(checkCollectiveType(op, element)))
+      return failure();
+    ArrayRef<int64_t> in = shapeOf(op.getInput());
+    int64_t axis = op.getAxis(), rank = in.size();
+    rewriter.replaceOp(
+        op, callCollective(rewriter, op.getLoc(), op, "all_gather",
+                           adaptor.getInput(), shapeOf(op.getOutput()),
+                           {dtypeCode(element)},
+                           {product(in, 0, axis), product(in, axis, rank),
+                            op.getMeshAxis()}));
+    return success();
+  }
+};
+
+struct ReduceScatterLowering : OpConversionPattern<of::ReduceScatterOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(of::ReduceScatterOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type element = elementTypeOf(op.getInput());
+    if (failed(checkCollectiveType(op, element)))
+      return failure();
+    ArrayRef<int64_t> out = shapeOf(op.getOutput());
+    int64_t axis = op.getAxis(), rank = out.size();
+    rewriter.replaceOp(
+        op, callCollective(rewriter, op.getLoc(), op, "reduce_scatter",
+                           adaptor.getInput(), out,
+                           {dtypeCode(element), op.getMax() ? 1 : 0},
+                           {product(out, 0, axis), product(out, axis, rank),
+                            op.getMeshAxis()}));
+    return success();
+  }
+};
+
+struct AllToAllLowering : OpConversionPattern<of::AllToAllOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(of::AllToAllOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type element = elementTypeOf(op.getInput());
+    if (failed(checkCollectiveType(op, element)))
+      return failure();
+    ArrayRef<int64_t> in = shapeOf(op.getInput());
+    int64_t rank = in.size();
+    // The input as [d0, d1, d2, d3, d4] with the two converted axes at 1, 3:
+    // the target's split axis (full here) scatters, the source's gathers.
+    int64_t scatter = op.getAxis(), gather = op.getSourceAxis();
+    int64_t lo = std::min(scatter, gather), hi = std::max(scatter, gather);
+    int64_t scatterDim = scatter == lo ? 1 : 3;
+    rewriter.replaceOp(
+        op, callCollective(rewriter, op.getLoc(), op, "all_to_all",
+                           adaptor.getInput(), shapeOf(op.getOutput()),
+                           {dtypeCode(element)},
+                           {product(in, 0, lo), in[lo], product(in, lo + 1, hi),
+                            in[hi], product(in, hi + 1, rank), scatterDim,
+                            op.getMeshAxis()}));
+    return success();
+  }
+};
+
+/// Offsets selecting this rank's piece along `axis` (size `size`).
+SmallVector<OpFoldResult> pieceOffsets(OpBuilder &b, Location loc,
+                                       Operation *anchor, int64_t rank,
+                                       int64_t axis, int64_t meshAxis,
+                                       int64_t size) {
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  Value coord = meshCoord(b, loc, anchor, meshAxis);
+  offsets[axis] = arith::MulIOp::create(b, loc, coord,
+                                        indexConstant(b, loc, size))
+                      .getResult();
+  return offsets;
+}
+
+SmallVector<OpFoldResult> asFoldResults(OpBuilder &b, ArrayRef<int64_t> values) {
+  SmallVector<OpFoldResult> r;
+  for (int64_t v : values)
+    r.push_back(b.getIndexAttr(v));
+  return r;
+}
+
+struct LocalSliceLowering : OpConversionPattern<of::LocalSliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(of::LocalSliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> out = shapeOf(op.getOutput());
+    auto offsets = pieceOffsets(rewriter, loc, op, out.size(), op.getAxis(),
+                                op.getMeshAxis(), out[op.getAxis()]);
+    rewriter.replaceOp(
+        op, tensor::ExtractSliceOp::create(
+                rewriter, loc, tensorType(op.getOutput()), adaptor.getInput(),
+                offsets, asFoldResults(rewriter, out),
+                asFoldResults(rewriter, SmallVector<int64_t>(out.size(), 1))));
+    return success();
+  }
+};
+
+struct SplitToPartialLowering : OpConversionPattern<of::SplitToPartialOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(of::SplitToPartialOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> in = shapeOf(op.getInput());
+    Type element = elementTypeOf(op.getInput());
+    Value zeros = filledTensor(rewriter, loc, shapeOf(op.getOutput()),
+                               scalarConstant(rewriter, loc, element, 0));
+    auto offsets = pieceOffsets(rewriter, loc, op, in.size(), op.getAxis(),
+                                op.getMeshAxis(), in[op.getAxis()]);
+    rewriter.replaceOp(
+        op, tensor::InsertSliceOp::create(
+                rewriter, loc, adaptor.getInput(), zeros, offsets,
+                asFoldResults(rewriter, in),
+                asFoldResults(rewriter, SmallVector<int64_t>(in.size(), 1))));
+    return success();
+  }
+};
+
+struct BroadcastToPartialLowering
+    : OpConversionPattern<of::BroadcastToPartialOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(of::BroadcastToPartialOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getMax()) { // every rank keeps the value
+      rewriter.replaceOp(op, adaptor.getInput());
+      return success();
+    }
+    Location loc = op.getLoc();
+    Value coord = meshCoord(rewriter, loc, op, op.getMeshAxis());
+    Value keep = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                       coord, indexConstant(rewriter, loc, 0));
+    Type element = elementTypeOf(op.getInput());
+    Value zero = scalarConstant(rewriter, loc, element, 0);
+    rewriter.replaceOp(
+        op, broadcastGeneric(rewriter, loc, shapeOf(op.getOutput()), element,
+                             adaptor.getInput(),
+                             [&](OpBuilder &b, Location l, ValueRange args) {
+                               return arith::SelectOp::create(b, l, keep,
+                                                              args[0], zero)
+                                   .getResult();
+                             }));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateCollectivePatterns(RewritePatternSet &patterns) {
+  patterns.add<AllReduceLowering, AllGatherLowering, ReduceScatterLowering,
+               AllToAllLowering, LocalSliceLowering, SplitToPartialLowering,
+               BroadcastToPartialLowering>(patterns.getContext());
+}
+
+} // namespace oflow::lowering

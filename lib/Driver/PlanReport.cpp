@@ -1,0 +1,148 @@
+//===- PlanReport.cpp - --emit=plan: what is split where, what it costs ---===//
+//
+// Reads the program after SBP choice and boxing (global shapes, every value's
+// nd-SBP, the collectives) and, after memory planning, the per-device
+// buffers. Every number comes from the same cost model and planner the
+// passes used. One record per line, `key=value` fields, so tests and scripts
+// can read it as easily as people.
+//
+//===----------------------------------------------------------------------===//
+#include "Pipelines.h"
+
+#include "OFlow/OFlowOps.h"
+#include "oflow/Codegen/Passes.h"
+#include "oflow/Codegen/Program.h"
+#include "oflow/Sbp/BoxingPlanner.h"
+#include "oflow/Sbp/CostModel.h"
+#include "oflow/Sbp/SbpConversions.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+using namespace mlir;
+namespace of = mlir::oflow;
+namespace sbp = ::oflow::sbp;
+
+namespace oflow {
+
+static std::string shapeText(ArrayRef<int64_t> shape) {
+  std::string s;
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? "x" : "") + std::to_string(d);
+  return s.empty() ? "scalar" : s;
+}
+
+std::string describeSbpPlan(ModuleOp module) {
+  auto meshAttr =
+      module->getAttrOfType<of::MeshAttr>(of::OFlowDialect::kMeshAttrName);
+  sbp::Mesh mesh = sbp::toPlanner(meshAttr);
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "# oflow plan: mesh " << shapeText(meshAttr.getShape()) << " ("
+     << meshAttr.getNumDevices() << " devices)\n";
+  auto tensorLine = [&](StringRef kind, StringRef name, RankedTensorType type,
+                        of::NdSbpAttr layout) {
+    sbp::NdSbp nd = sbp::toPlanner(layout);
+    SmallVector<int64_t> local = sbp::localShape(mesh, type.getShape(), nd);
+    int64_t bytes = elementBytes(type.getElementType());
+    for (int64_t d : local)
+      bytes *= d;
+    os << "tensor kind=" << kind << " name=" << name
+       << " global=" << shapeText(type.getShape()) << " sbp=" << sbp::str(nd)
+       << " local=" << shapeText(local) << " bytes_per_device=" << bytes
+       << "\n";
+  };
+  for (auto var : module.getOps<of::VariableOp>())
+    if (var.getSbpAttr())
+      tensorLine(mlir::oflow::stringifyVariableRole(var.getRole()),
+                 var.getSymName(), cast<RankedTensorType>(var.getType()),
+                 var.getSbpAttr());
+
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    auto entry = fn->getAttrOfType<StringAttr>(of::OFlowDialect::kEntryAttrName);
+    if (!entry || fn.isDeclaration())
+      continue;
+    for (BlockArgument arg : fn.getArguments()) {
+      auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  of::OFlowDialect::kNameAttrName);
+      if (auto layout = sbp::getValueSbp(arg); name && layout)
+        tensorLine("input", name.getValue(),
+                   cast<RankedTensorType>(arg.getType()), layout);
+    }
+    // How many op results each layout got, and the collectives.
+    std::map<std::string, int> layoutCounts;
+    int64_t total = 0, collectives = 0;
+    fn.walk([&](Operation *op) {
+      if (auto list = op->getAttrOfType<ArrayAttr>(of::OFlowDialect::kSbpAttrName))
+        for (Attribute a : list)
+          ++layoutCounts[cast<of::NdSbpAttr>(a).str()];
+      std::optional<int64_t> meshAxis = of::getBoxingMeshAxis(op);
+      if (!meshAxis)
+        return;
+      ++collectives;
+      for (auto [in, out] : llvm::zip(op->getOperands(), op->getResults())) {
+        auto type = cast<RankedTensorType>(in.getType());
+        sbp::NdSbp from = sbp::toPlanner(sbp::getValueSbp(in));
+        sbp::NdSbp to = sbp::toPlanner(sbp::getValueSbp(out));
+        std::optional<sbp::BoxingStep> step = sbp::planOneAxisStep(
+            mesh, type.getShape(), elementBytes(type.getElementType()), from, to,
+            *meshAxis);
+        int64_t bytes = step ? step->bytesPerDevice : -1;
+        total += std::max<int64_t>(bytes, 0);
+        os << "collective entry=" << entry.getValue() << " id=" << collectives
+           << " kind=" << (step ? sbp::str(step->kind) : StringRef("?"))
+           << " mesh_axis=" << *meshAxis << " tensor="
+           << shapeText(type.getShape()) << " from=" << sbp::str(from)
+           << " to=" << sbp::str(to) << " bytes_per_device=" << bytes << "\n";
+      }
+    });
+    for (auto &[layout, count] : layoutCounts)
+      os << "layout entry=" << entry.getValue() << " sbp=" << layout
+         << " values=" << count << "\n";
+    os << "communication entry=" << entry.getValue()
+       << " collectives=" << collectives << " bytes_per_device_per_step="
+       << total << "\n";
+  }
+  return text;
+}
+
+std::string describeMemoryPlan(ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto i64 = [&](StringRef name) {
+    auto a = module->getAttrOfType<IntegerAttr>(name);
+    return a ? a.getInt() : 0;
+  };
+  int64_t state = i64(kStateBytesAttr), io = i64(kIoBytesAttr), arena = 0;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (auto plan = fn->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr)) {
+      int64_t peak = plan.getAs<IntegerAttr>("peak").getInt();
+      os << "memory entry="
+         << fn->getAttrOfType<StringAttr>(kEntryAttr).getValue()
+         << " arena_peak_bytes=" << peak << "\n";
+      arena = std::max(arena, peak);
+    }
+  os << "memory state_bytes=" << state << " io_bytes=" << io
+     << " arena_bytes=" << arena << " peak_bytes_per_device="
+     << state + io + arena << "\n";
+  return text;
+}
+
+LogicalResult writeText(const std::string &text, const CompileOptions &options,
+                        Location loc) {
+  llvm::Error err = llvm::writeToOutput(
+      options.output, [&](llvm::raw_ostream &os) -> llvm::Error {
+        os << text;
+        return llvm::Error::success();
+      });
+  if (err)
+    return emitError(loc) << "cannot write '" << options.output
+                          << "': " << llvm::toString(std::move(err));
+  return success();
+}
+
+} // namespace oflow
