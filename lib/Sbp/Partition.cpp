@@ -47,6 +47,12 @@ static void updateShapeAttributes(Operation *op) {
     back.setSizes(shapeOf(back.getGradOutput()));
   } else if (auto gather = dyn_cast<of::GatherBackwardOp>(op))
     gather.setDataShape(shapeOf(gather.getResult()));
+  else if (auto conv = dyn_cast<of::Conv2dBackwardInputOp>(op))
+    conv.setInputShape(shapeOf(conv.getResult()));
+  else if (auto conv = dyn_cast<of::Conv2dBackwardFilterOp>(op))
+    conv.setFilterShape(shapeOf(conv.getResult()));
+  else if (auto pool = dyn_cast<of::AvgPool2dBackwardOp>(op))
+    pool.setInputShape(shapeOf(pool.getResult()));
 }
 
 namespace {
