@@ -49,6 +49,7 @@ MPI_Datatype mpiType(int64_t dtype, int64_t *elemSize) {
   case OFLOW_DT_F64: *elemSize = 8; return MPI_DOUBLE;
   case OFLOW_DT_I32: *elemSize = 4; return MPI_INT32_T;
   case OFLOW_DT_I64: *elemSize = 8; return MPI_INT64_T;
+  case OFLOW_DT_I8: *elemSize = 1; return MPI_INT8_T;
   }
   fatal("collective with unknown dtype " + std::to_string(dtype));
 }

@@ -30,12 +30,18 @@ int64_t dtypeCode(Type type) {
     return 2;
   if (type.isInteger(64))
     return 3;
+  if (type.isInteger(8) || type.isInteger(1))
+    return 4;
   return -1;
 }
 
 std::string dtypeSuffix(Type type) {
-  return type.isF32() ? "f32" : type.isF64() ? "f64"
-                                : type.isInteger(32) ? "i32" : "i64";
+  return type.isF32()          ? "f32"
+         : type.isF64()        ? "f64"
+         : type.isInteger(32)  ? "i32"
+         : type.isInteger(64)  ? "i64"
+         : type.isInteger(8)   ? "i8"
+                               : "i1";
 }
 
 /// This rank's coordinate on `meshAxis`, as an index.
@@ -117,7 +123,7 @@ int64_t product(ArrayRef<int64_t> shape, int64_t from, int64_t to) {
 
 LogicalResult checkCollectiveType(Operation *op, Type element) {
   if (dtypeCode(element) < 0)
-    return cannotLower(op, "collectives move f32, f64, i32 or i64 tensors, not ")
+    return cannotLower(op, "collectives move f32, f64, i32, i64, i8 or bool tensors, not ")
            << element;
   if (!of::isPartitioned(op))
     return cannotLower(op, "boxing ops are lowered after oflow-partition");

@@ -80,7 +80,9 @@ void oflow_rt_set_threads(int64_t threads);
  * dtype: OFLOW_DT_*; op: OFLOW_RED_*. Pointers arrive as integers (MLIR
  * `index`); sizes are in elements. n below is the mesh axis's size and c this
  * rank's coordinate on it. */
-enum { OFLOW_DT_F32 = 0, OFLOW_DT_F64 = 1, OFLOW_DT_I32 = 2, OFLOW_DT_I64 = 3 };
+/* OFLOW_DT_I8 also carries bool (one byte per element, 0 or 1). */
+enum { OFLOW_DT_F32 = 0, OFLOW_DT_F64 = 1, OFLOW_DT_I32 = 2, OFLOW_DT_I64 = 3,
+       OFLOW_DT_I8 = 4 };
 enum { OFLOW_RED_SUM = 0, OFLOW_RED_MAX = 1 };
 
 /* This rank's coordinate on `mesh_axis` (row-major: the last axis varies
