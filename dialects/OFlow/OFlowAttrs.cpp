@@ -142,8 +142,8 @@ int64_t MeshAttr::getRank(ArrayRef<int64_t> coords) const {
 
 std::string MeshAttr::getAxisDisplayName(unsigned axis) const {
   if (!getAxisNames().empty())
-    return getAxisNames()[axis].getValue().str();
-  return "axis" + std::to_string(axis);
+    return std::to_string(axis) + " (" + getAxisNames()[axis].getValue().str() + ")";
+  return std::to_string(axis);
 }
 
 static ParseResult parseKeywordList(AsmParser &parser,

@@ -87,12 +87,12 @@ def OFlow_SbpHintOp : OFlow_Op<"sbp_hint", [Pure, AllTypesMatch<["input", "outpu
     `oflow-insert-boxing` replaces the hint by its (converted) operand.
 
     ```mlir
-    %h = oflow.sbp_hint %x #oflow.nd_sbp<[S(0), B]> : tensor<64x32xf32>
+    %h = oflow.sbp_hint %x {sbp = #oflow.nd_sbp<[S(0), B]>} : tensor<64x32xf32>
     ```
   }];
   let arguments = (ins OFlow_Tensor:$input, OFlow_NdSbpAttr:$sbp);
   let results = (outs OFlow_Tensor:$output);
-  let assemblyFormat = "$input $sbp attr-dict `:` type($input)";
+  let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
 def OFlow_MeshCoordOp : OFlow_Op<"mesh_coord", [Pure]> {

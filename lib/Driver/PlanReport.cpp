@@ -22,6 +22,15 @@
 
 #include <map>
 
+/// Layouts without spaces, so that each record splits on blanks.
+static std::string compact(const std::string &text) {
+  std::string out;
+  for (char c : text)
+    if (c != ' ')
+      out += c;
+  return out;
+}
+
 using namespace mlir;
 namespace of = mlir::oflow;
 namespace sbp = ::oflow::sbp;
@@ -52,7 +61,7 @@ std::string describeSbpPlan(ModuleOp module) {
     for (int64_t d : local)
       bytes *= d;
     os << "tensor kind=" << kind << " name=" << name
-       << " global=" << shapeText(type.getShape()) << " sbp=" << sbp::str(nd)
+       << " global=" << shapeText(type.getShape()) << " sbp=" << compact(sbp::str(nd))
        << " local=" << shapeText(local) << " bytes_per_device=" << bytes
        << "\n";
   };
@@ -96,12 +105,12 @@ std::string describeSbpPlan(ModuleOp module) {
         os << "collective entry=" << entry.getValue() << " id=" << collectives
            << " kind=" << (step ? sbp::str(step->kind) : StringRef("?"))
            << " mesh_axis=" << *meshAxis << " tensor="
-           << shapeText(type.getShape()) << " from=" << sbp::str(from)
-           << " to=" << sbp::str(to) << " bytes_per_device=" << bytes << "\n";
+           << shapeText(type.getShape()) << " from=" << compact(sbp::str(from))
+           << " to=" << compact(sbp::str(to)) << " bytes_per_device=" << bytes << "\n";
       }
     });
     for (auto &[layout, count] : layoutCounts)
-      os << "layout entry=" << entry.getValue() << " sbp=" << layout
+      os << "layout entry=" << entry.getValue() << " sbp=" << compact(layout)
          << " values=" << count << "\n";
     os << "communication entry=" << entry.getValue()
        << " collectives=" << collectives << " bytes_per_device_per_step="

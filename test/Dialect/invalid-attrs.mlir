@@ -112,7 +112,7 @@ func.func @too_many_entries_default_mesh(%x: tensor<8x8xf32> {oflow.sbp = #oflow
 // -----
 
 module attributes {oflow.mesh = #oflow.mesh<2x4>} {
-  // expected-error @below {{argument #0: nd-SBP [B, S(2)] on mesh axis axis1 splits axis 2 of a rank-2 tensor}}
+  // expected-error @below {{argument #0: nd-SBP [B, S(2)] on mesh axis 1 splits axis 2 of a rank-2 tensor}}
   func.func @split_axis_beyond_rank(%x: tensor<8x8xf32> {oflow.sbp = #oflow.nd_sbp<[B, S(2)]>}) {
     return
   }
@@ -121,7 +121,7 @@ module attributes {oflow.mesh = #oflow.mesh<2x4>} {
 // -----
 
 module attributes {oflow.mesh = #oflow.mesh<2x4, names = [node, gpu]>} {
-  // expected-error @below {{argument #0: nd-SBP [S(0), S(1)]: tensor axis 1 (size 6) is not divisible by the size 4 of mesh axis gpu}}
+  // expected-error @below {{argument #0: nd-SBP [S(0), S(1)]: tensor axis 1 (size 6) is not divisible by the size 4 of mesh axis 1 (gpu)}}
   func.func @not_divisible(%x: tensor<8x6xf32> {oflow.sbp = #oflow.nd_sbp<[S(0), S(1)]>}) {
     return
   }
@@ -130,7 +130,7 @@ module attributes {oflow.mesh = #oflow.mesh<2x4, names = [node, gpu]>} {
 // -----
 
 module attributes {oflow.mesh = #oflow.mesh<3x4>} {
-  // expected-error @below {{argument #0: nd-SBP [S(0), B]: tensor axis 0 (size 8) is not divisible by the size 3 of mesh axis axis0}}
+  // expected-error @below {{argument #0: nd-SBP [S(0), B]: tensor axis 0 (size 8) is not divisible by the size 3 of mesh axis 0}}
   func.func @not_divisible_unnamed(%x: tensor<8x8xf32> {oflow.sbp = #oflow.nd_sbp<[S(0), B]>}) {
     return
   }
@@ -139,7 +139,7 @@ module attributes {oflow.mesh = #oflow.mesh<3x4>} {
 // -----
 
 module attributes {oflow.mesh = #oflow.mesh<2x4, names = [node, gpu]>} {
-  // expected-error @below {{argument #0: nd-SBP [S(0), S(0)]: tensor axis 0 (size 4) is not divisible by 8, the product of the mesh axes that split it (up to mesh axis gpu)}}
+  // expected-error @below {{argument #0: nd-SBP [S(0), S(0)]: tensor axis 0 (size 4) is not divisible by 8, the product of the mesh axes that split it (up to mesh axis 1 (gpu))}}
   func.func @product_not_divisible(%x: tensor<4x8xf32> {oflow.sbp = #oflow.nd_sbp<[S(0), S(0)]>}) {
     return
   }
@@ -148,7 +148,7 @@ module attributes {oflow.mesh = #oflow.mesh<2x4, names = [node, gpu]>} {
 // -----
 
 module attributes {oflow.mesh = #oflow.mesh<2x4>} {
-  // expected-error @below {{result #0: nd-SBP [B, S(0)]: tensor axis 0 (size 6) is not divisible by the size 4 of mesh axis axis1}}
+  // expected-error @below {{result #0: nd-SBP [B, S(0)]: tensor axis 0 (size 6) is not divisible by the size 4 of mesh axis 1}}
   func.func @result_not_divisible() -> (tensor<6xf32> {oflow.sbp = #oflow.nd_sbp<[B, S(0)]>}) {
     %0 = oflow.constant dense<0.0> : tensor<6xf32>
     return %0 : tensor<6xf32>
@@ -159,7 +159,7 @@ module attributes {oflow.mesh = #oflow.mesh<2x4>} {
 
 module attributes {oflow.mesh = #oflow.mesh<2x4>} {
   func.func @op_result_not_divisible(%x: tensor<8x6xf32>) {
-    // expected-error @below {{result #0: nd-SBP [S(0), S(1)]: tensor axis 1 (size 6) is not divisible by the size 4 of mesh axis axis1}}
+    // expected-error @below {{result #0: nd-SBP [S(0), S(1)]: tensor axis 1 (size 6) is not divisible by the size 4 of mesh axis 1}}
     %0 = oflow.neg %x {oflow.sbp = [#oflow.nd_sbp<[S(0), S(1)]>]} : tensor<8x6xf32>
     return
   }
@@ -169,7 +169,7 @@ module attributes {oflow.mesh = #oflow.mesh<2x4>} {
 
 module attributes {oflow.mesh = #oflow.mesh<2x4>} {
   func.func @op_second_result(%x: tensor<4x6xf32>) {
-    // expected-error @below {{result #1: nd-SBP [S(0), S(1)]: tensor axis 1 (size 2) is not divisible by the size 4 of mesh axis axis1}}
+    // expected-error @below {{result #1: nd-SBP [S(0), S(1)]: tensor axis 1 (size 2) is not divisible by the size 4 of mesh axis 1}}
     %0:2 = oflow.split %x {axis = 1 : i64, oflow.sbp = [#oflow.nd_sbp<[S(0), S(1)]>, #oflow.nd_sbp<[S(0), S(1)]>], sizes = array<i64: 4, 2>} : (tensor<4x6xf32>) -> (tensor<4x4xf32>, tensor<4x2xf32>)
     return
   }

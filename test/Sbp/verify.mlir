@@ -35,7 +35,7 @@ module attributes {oflow.mesh = #oflow.mesh<2x2, names = [dp, tp]>} {
 module attributes {oflow.mesh = #oflow.mesh<2x2, names = [dp, tp]>} {
   func.func @partial_plus_broadcast(%a: tensor<4xf32> {oflow.sbp = #oflow.nd_sbp<[B, P]>},
                                     %b: tensor<4xf32> {oflow.sbp = #oflow.nd_sbp<[B, B]>}) -> tensor<4xf32> {
-    // expected-error @+1 {{has no SBP signature P(sum), B -> P(sum) on mesh axis tp (size 2)}}
+    // expected-error @+1 {{has no SBP signature P(sum), B -> P(sum) on mesh axis 1 (tp) (size 2)}}
     %0 = oflow.add %a, %b {oflow.sbp = [#oflow.nd_sbp<[B, P]>]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     return %0 : tensor<4xf32>
   }

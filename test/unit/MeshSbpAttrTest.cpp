@@ -197,12 +197,12 @@ TEST_F(MeshSbpAttrTest, CoordinatesRoundTrip) {
 
 TEST_F(MeshSbpAttrTest, AxisDisplayNames) {
   MeshAttr unnamed = mesh({8, 4});
-  EXPECT_EQ(unnamed.getAxisDisplayName(0), "axis0");
-  EXPECT_EQ(unnamed.getAxisDisplayName(1), "axis1");
+  EXPECT_EQ(unnamed.getAxisDisplayName(0), "0");
+  EXPECT_EQ(unnamed.getAxisDisplayName(1), "1");
 
   MeshAttr named = namedMesh({8, 4}, {"node", "gpu"});
-  EXPECT_EQ(named.getAxisDisplayName(0), "node");
-  EXPECT_EQ(named.getAxisDisplayName(1), "gpu");
+  EXPECT_EQ(named.getAxisDisplayName(0), "0 (node)");
+  EXPECT_EQ(named.getAxisDisplayName(1), "1 (gpu)");
 }
 
 TEST_F(MeshSbpAttrTest, KnownLinkKinds) {
@@ -255,7 +255,7 @@ TEST_F(MeshSbpAttrTest, MeshPrintParse) {
   auto m = dyn_cast_or_null<MeshAttr>(parsed);
   ASSERT_TRUE(m) << error;
   EXPECT_EQ(m.getShape(), ArrayRef<int64_t>({8, 4}));
-  EXPECT_EQ(m.getAxisDisplayName(1), "gpu");
+  EXPECT_EQ(m.getAxisDisplayName(1), "1 (gpu)");
   ASSERT_EQ(m.getLinks().size(), 2u);
   EXPECT_EQ(m.getLinks()[0].getValue(), "ib");
   EXPECT_EQ(parse(print(m), error), m);
@@ -371,14 +371,14 @@ TEST_F(MeshSbpAttrTest, VerifyForSplitAxisBeyondRank) {
   EXPECT_FALSE(ok);
   ASSERT_EQ(messages.size(), 1u);
   EXPECT_EQ(messages[0],
-            "nd-SBP [B, S(2)] on mesh axis axis1 splits axis 2 of a rank-2 "
+            "nd-SBP [B, S(2)] on mesh axis 1 splits axis 2 of a rank-2 "
             "tensor");
 
   messages = verify(nd({S(0)}), namedMesh({4}, {"gpu"}), {}, ok);
   EXPECT_FALSE(ok);
   ASSERT_EQ(messages.size(), 1u);
   EXPECT_EQ(messages[0],
-            "nd-SBP [S(0)] on mesh axis gpu splits axis 0 of a rank-0 tensor");
+            "nd-SBP [S(0)] on mesh axis 0 (gpu) splits axis 0 of a rank-0 tensor");
 }
 
 TEST_F(MeshSbpAttrTest, VerifyForDivisibilityNamesTheMeshAxis) {
@@ -388,13 +388,13 @@ TEST_F(MeshSbpAttrTest, VerifyForDivisibilityNamesTheMeshAxis) {
   EXPECT_FALSE(ok);
   ASSERT_EQ(messages.size(), 1u);
   EXPECT_EQ(messages[0], "nd-SBP [S(0), S(1)]: tensor axis 1 (size 6) is not "
-                         "divisible by the size 4 of mesh axis gpu");
+                         "divisible by the size 4 of mesh axis 1 (gpu)");
 
   messages = verify(nd({S(0), B()}), mesh({3, 4}), {8, 8}, ok);
   EXPECT_FALSE(ok);
   ASSERT_EQ(messages.size(), 1u);
   EXPECT_EQ(messages[0], "nd-SBP [S(0), B]: tensor axis 0 (size 8) is not "
-                         "divisible by the size 3 of mesh axis axis0");
+                         "divisible by the size 3 of mesh axis 0");
 }
 
 TEST_F(MeshSbpAttrTest, VerifyForDivisibilityByTheProduct) {
@@ -407,7 +407,7 @@ TEST_F(MeshSbpAttrTest, VerifyForDivisibilityByTheProduct) {
   EXPECT_EQ(messages[0],
             "nd-SBP [S(0), S(0)]: tensor axis 0 (size 4) is not divisible by "
             "8, the product of the mesh axes that split it (up to mesh axis "
-            "gpu)");
+            "1 (gpu))");
 
   // 6 is divisible by 2 and by 2 * 3, but not by 2 * 3 * 2 (three axes).
   messages = verify(nd({S(1), S(1), S(1)}), mesh({2, 3, 2}), {5, 6}, ok);
@@ -416,7 +416,7 @@ TEST_F(MeshSbpAttrTest, VerifyForDivisibilityByTheProduct) {
   EXPECT_EQ(messages[0],
             "nd-SBP [S(1), S(1), S(1)]: tensor axis 1 (size 6) is not "
             "divisible by 12, the product of the mesh axes that split it (up "
-            "to mesh axis axis2)");
+            "to mesh axis 2)");
 }
 
 TEST_F(MeshSbpAttrTest, LocalShape) {

@@ -1,0 +1,344 @@
+#!/usr/bin/env python3
+"""Distributed training equals single-device training (issue #4).
+
+Compiles an example for one device and for meshes under several plans, runs
+the mesh executables under mpirun (oversubscribed CPU ranks, one BLAS thread
+each) for 20 steps on the example's data, and checks:
+
+  * every step's loss equals the single-device run's within 1e-5 relative;
+  * the plan (--emit=plan) gave every hinted tensor the requested nd-SBP, and
+    every parameter the plan calls sharded holds 1/n of it on each rank
+    (a plan that replicates everything fails);
+
+Groups (--group):
+  dp      data parallel by default, meshes 2, 4, 2x2, 4x2 (plan: params B)
+  tp      Megatron tensor parallel by hints, meshes 2 and 4 (mlp, gpt)
+  2d      data x tensor parallel, meshes 2x2 and 4x2 (mlp, gpt)
+  zero    ZeRO-style S(0) weights and optimizer state, meshes 4 and 2x2
+  plan    the MLP's data-parallel all-reduce volume on 4 devices equals
+          2(n-1)/n * 4 bytes * parameters, and bucketing; a model whose
+          dims do not divide the mesh compiles (and a hint that cannot
+          divide is a clear error)
+  resume  a 2x2 checkpoint resumed on a mesh of 4 and on one device
+  faults  wrong -np, a missing shard file: clear errors, no hang
+
+  distributed.py --oflow-compile build/bin/oflow-compile --model mlp --group dp
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FAILURES = []
+TOLERANCE = 1e-5
+STEPS = 20
+
+DATA = {
+    "mlp": ["x=examples/mlp/x.npy", "y=examples/mlp/y.npy"],
+    "cnn": ["x=examples/cnn/x.npy", "y=examples/cnn/y.npy"],
+    "gpt": ["tokens=examples/gpt/tokens.npy", "targets=examples/gpt/targets.npy"],
+}
+# Megatron: the first linear of a pair split by output features (torch stores
+# Linear weights as [out, in], so S(0) on the weight and its bias), the
+# second by input features (S(1)), one all-reduce after.
+TENSOR_PARALLEL = {
+    "mlp": {"fc1.weight": "S(0)", "fc1.bias": "S(0)", "fc2.weight": "S(1)"},
+    "gpt": {"*.attn.[qkv].weight": "S(0)", "*.attn.[qkv].bias": "S(0)",
+            "*.attn.proj.weight": "S(1)", "*.mlp.fc1.weight": "S(0)",
+            "*.mlp.fc1.bias": "S(0)", "*.mlp.fc2.weight": "S(1)"},
+}
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        FAILURES.append(what)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, **kw)
+
+
+def mpirun(np_, argv, timeout=300):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    return run(["mpirun", "--oversubscribe", "-np", str(np_)] + argv,
+               env=env, timeout=timeout)
+
+
+def devices(mesh):
+    n = 1
+    for d in mesh.split("x"):
+        n *= int(d)
+    return n
+
+
+class Harness:
+    def __init__(self, compiler, work):
+        self.compiler = compiler
+        self.work = work
+        self.reference = {}
+
+    def compile(self, model, mesh, hints=(), extra=(), emit="exe"):
+        tag = re.sub(r"[^A-Za-z0-9]+", "_", f"{model}-{mesh}-{'-'.join(hints)}")
+        out = os.path.join(self.work, tag + (".plan" if emit == "plan" else ""))
+        cmd = [self.compiler, f"examples/{model}/{model}.onnx", "--target", "cpu",
+               "-O0", "-o", out, f"--emit={emit}"]
+        if mesh != "1":
+            cmd += ["--mesh", mesh]
+        for h in hints:
+            cmd += ["--sbp", h]
+        proc = run(cmd + list(extra))
+        if proc.returncode != 0:
+            check(False, f"compile {model} on {mesh} {list(hints)}: {proc.stderr.strip()[-400:]}")
+            return None
+        return out
+
+    def train(self, exe, model, mesh, steps=STEPS, extra=()):
+        log = exe + f".{len(os.listdir(self.work))}.json"
+        argv = [exe, "--steps", str(steps), "--log-json", log]
+        for d in DATA[model]:
+            argv += ["--data", d]
+        argv += list(extra)
+        proc = mpirun(devices(mesh), argv) if mesh != "1" else run(argv)
+        if proc.returncode != 0:
+            check(False, f"run {exe}: {proc.stderr.strip()[-400:]}")
+            return None
+        with open(log) as f:
+            return [json.loads(l)["loss"] for l in f if '"loss"' in l]
+
+    def single(self, model):
+        if model not in self.reference:
+            exe = self.compile(model, "1")
+            self.reference[model] = self.train(exe, model, "1") if exe else None
+        return self.reference[model]
+
+    def plan(self, model, mesh, hints=()):
+        path = self.compile(model, mesh, hints, emit="plan")
+        if not path:
+            return None
+        tensors, collectives = {}, []
+        with open(path) as f:
+            for line in f:
+                fields = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+                if line.startswith("tensor "):
+                    tensors[fields["name"]] = fields
+                elif line.startswith("collective "):
+                    collectives.append(fields)
+        return tensors, collectives
+
+    def same_losses(self, model, mesh, losses, what):
+        ref = self.single(model)
+        if not ref or not losses:
+            return check(False, f"{what}: no losses")
+        worst = max(abs(a - b) / abs(a) for a, b in zip(ref, losses))
+        check(len(ref) == len(losses) == STEPS and worst <= TOLERANCE
+              and losses[-1] < losses[0],
+              f"{what}: {len(losses)} steps, worst relative loss difference "
+              f"{worst:.2e} (<= {TOLERANCE:g}), loss {losses[0]:.4f} -> {losses[-1]:.4f}")
+
+    def check_plan(self, model, mesh, hints, expect_layout, what):
+        """`expect_layout(name) -> str or None`: the nd-SBP a parameter must
+        have; every split parameter must hold 1/n of the tensor on a rank."""
+        plan = self.plan(model, mesh, hints)
+        if not plan:
+            return
+        tensors, _ = plan
+        params = {n: t for n, t in tensors.items() if t["kind"] == "param"}
+        bad = []
+        for name, t in params.items():
+            want = expect_layout(name)
+            if want is not None and t["sbp"] != want:
+                bad.append(f"{name} is {t['sbp']}, not {want}")
+            splits = [int(d) for d in mesh.split("x")]
+            factor = 1
+            for entry, size in zip(re.findall(r"S\(\d+\)|B|P\(\w+\)", t["sbp"]), splits):
+                factor *= size if entry.startswith("S") else 1
+            glob = eval("*".join(t["global"].split("x")) if t["global"] != "scalar" else "1")
+            loc = eval("*".join(t["local"].split("x")) if t["local"] != "scalar" else "1")
+            if glob != loc * factor:
+                bad.append(f"{name}: local {t['local']} is not 1/{factor} of {t['global']}")
+        check(params and not bad, f"{what}: plan layouts ({'; '.join(bad[:3]) or 'as requested'})")
+
+    def case(self, model, mesh, hints, expect_layout, what):
+        self.check_plan(model, mesh, hints, expect_layout, what)
+        exe = self.compile(model, mesh, hints)
+        if exe:
+            self.same_losses(model, mesh, self.train(exe, model, mesh), what)
+
+
+def layout_text(entries):
+    return "[" + ",".join(entries) + "]"
+
+
+def matcher(hints, mesh_axes, default):
+    import fnmatch
+    def expect(name):
+        for pattern, layout in hints.items():
+            if fnmatch.fnmatchcase(name, pattern):
+                return layout_text(layout.replace("S(", "S(").split(";"))
+        return default
+    return expect
+
+
+def group_dp(h, model):
+    for mesh in ["2", "4", "2x2", "4x2"]:
+        b = layout_text(["B"] * len(mesh.split("x")))
+        h.case(model, mesh, [], lambda name: b, f"{model} data parallel on {mesh}")
+
+
+def group_tp(h, model):
+    for mesh in ["2", "4"]:
+        hints = [f"{k}={v}" for k, v in TENSOR_PARALLEL[model].items()]
+        h.case(model, mesh, hints, matcher(TENSOR_PARALLEL[model], 1, None),
+               f"{model} tensor parallel on {mesh}")
+
+
+def group_2d(h, model):
+    for mesh in ["2x2", "4x2"]:
+        layouts = {k: "B;" + v for k, v in TENSOR_PARALLEL[model].items()}
+        hints = [f"{k}={v.replace(';', ',')}" for k, v in layouts.items()]
+        h.case(model, mesh, hints, matcher(layouts, 2, None),
+               f"{model} data x tensor parallel on {mesh}")
+
+
+def group_zero(h, model):
+    for mesh in ["4", "2x2"]:
+        layout = ",".join(["S(0)"] * len(mesh.split("x")))
+        h.case(model, mesh, [f"*={layout}"],
+               lambda name, l=layout: layout_text(l.split(",")),
+               f"{model} ZeRO-sharded weights and optimizer state on {mesh}")
+
+
+def group_plan(h, _model):
+    params = 64 * 32 + 64 + 64 * 64 + 64 + 8 * 64 + 8  # the MLP's parameters
+    n = 4
+    for bucket, want_buckets in [(None, 1), ("0", 6)]:
+        extra = [] if bucket is None else ["--bucket-mb", bucket]
+        path = h.compile("mlp", "4", extra=extra, emit="plan")
+        if not path:
+            return
+        rows = [dict(kv.split("=", 1) for kv in l.split()[1:])
+                for l in open(path) if l.startswith("collective entry=train")]
+        grads = [r for r in rows if r["tensor"] != "scalar"]
+        volume = sum(int(r["bytes_per_device"]) for r in grads)
+        expected = 2 * (n - 1) * 4 * params // n
+        check(all(r["kind"] == "all-reduce" for r in grads) and volume == expected,
+              f"MLP on 4: gradient all-reduce volume {volume} B/device/step == "
+              f"2(n-1)/n * 4 * {params} = {expected}")
+        ids = {r["id"] for r in grads}
+        check(len(ids) == want_buckets,
+              f"MLP on 4, --bucket-mb {bucket or 'default'}: the 6 gradient "
+              f"all-reduces form {len(ids)} collectives (want {want_buckets})")
+
+    # hidden 100 does not divide by 8: the planner must still find a plan.
+    model = os.path.join(h.work, "mlp100.onnx")
+    make = run([sys.executable, "-c", f"""
+import numpy as np, onnx
+from onnx import helper, numpy_helper, TensorProto as T
+rng = np.random.default_rng(0)
+w1 = numpy_helper.from_array(rng.standard_normal((100, 20)).astype(np.float32), 'w1')
+w2 = numpy_helper.from_array(rng.standard_normal((4, 100)).astype(np.float32), 'w2')
+g = helper.make_graph([
+    helper.make_node('Gemm', ['x', 'w1'], ['h'], transB=1),
+    helper.make_node('Relu', ['h'], ['r']),
+    helper.make_node('Gemm', ['r', 'w2'], ['o'], transB=1),
+    helper.make_node('SoftmaxCrossEntropyLoss', ['o', 'y'], ['loss'])],
+  'm', [helper.make_tensor_value_info('x', T.FLOAT, [16, 20]),
+        helper.make_tensor_value_info('y', T.INT64, [16])],
+  [helper.make_tensor_value_info('loss', T.FLOAT, [])], [w1, w2])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)]), '{model}')
+"""])
+    check(make.returncode == 0, "wrote a model with hidden size 100")
+    exe = os.path.join(h.work, "mlp100")
+    proc = run([h.compiler, model, "--target", "cpu", "-O0", "--mesh", "8", "-o", exe])
+    check(proc.returncode == 0, f"hidden 100 on a mesh of 8 compiles: {proc.stderr.strip()[-300:]}")
+    one = os.path.join(h.work, "mlp100-1")
+    run([h.compiler, model, "--target", "cpu", "-O0", "-o", one])
+    if proc.returncode == 0:
+        a = run([one, "--steps", "5", "--log-json", one + ".json"])
+        b = mpirun(8, [exe, "--steps", "5", "--log-json", exe + ".json"])
+        if a.returncode == 0 and b.returncode == 0:
+            la = [json.loads(l)["loss"] for l in open(one + ".json")]
+            lb = [json.loads(l)["loss"] for l in open(exe + ".json")]
+            worst = max(abs(x - y) / abs(x) for x, y in zip(la, lb))
+            check(len(la) == len(lb) == 5 and worst <= TOLERANCE,
+                  f"hidden 100 on 8 ranks equals one device (worst {worst:.2e})")
+        else:
+            check(False, f"hidden 100 runs: {a.stderr[-200:]} {b.stderr[-200:]}")
+    proc = run([h.compiler, model, "--target", "cpu", "--mesh", "8", "--sbp",
+                "w1=S(0)", "-o", exe])
+    err = [l for l in proc.stderr.splitlines() if "error" in l]
+    check(proc.returncode != 0 and err and "w1" in err[0] and "mesh axis 0" in err[0] and "100" in err[0],
+          f"a hint that cannot divide names the tensor and mesh axis: {err[:1]}")
+
+
+def group_resume(h, model):
+    straight = h.compile(model, "2x2")
+    four = h.compile(model, "4")
+    one = h.compile(model, "1")
+    if not (straight and four and one):
+        return
+    ref = h.train(straight, model, "2x2", steps=20)
+    ckpt = os.path.join(h.work, "ckpt-2x2")
+    first = h.train(straight, model, "2x2", steps=10, extra=["--save", ckpt])
+    for mesh, exe in [("4", four), ("1", one)]:
+        resumed = h.train(exe, model, mesh, steps=20, extra=["--resume", ckpt])
+        if not (ref and first and resumed):
+            check(False, f"resume on {mesh}: a run failed")
+            continue
+        tail = resumed[-10:]
+        worst = max(abs(a - b) / abs(a) for a, b in zip(ref[10:], tail))
+        check(len(resumed) == 10 and worst <= TOLERANCE,
+              f"{model}: 10 steps on 2x2, saved, resumed for 10 on {mesh}: "
+              f"{len(resumed)} steps, worst relative difference {worst:.2e}")
+
+
+def group_faults(h, model):
+    exe = h.compile(model, "2x2")
+    if not exe:
+        return
+    proc = mpirun(3, [exe, "--steps", "2"], timeout=60)
+    check(proc.returncode != 0 and "mesh of 4" in proc.stderr and "-np 4" in proc.stderr,
+          f"wrong -np: clear error ({proc.stderr.strip().splitlines()[:1]})")
+    ckpt = os.path.join(h.work, "ckpt-faults")
+    h.train(exe, model, "2x2", steps=2, extra=["--save", ckpt])
+    shards = sorted(f for f in os.listdir(ckpt) if f != "ckpt" and not f.startswith("."))
+    if shards:
+        os.remove(os.path.join(ckpt, shards[-1]))
+    proc = mpirun(4, [exe, "--steps", "4", "--resume", ckpt] +
+                  sum([["--data", d] for d in DATA[model]], []), timeout=60)
+    check(proc.returncode != 0 and shards and shards[-1] in proc.stderr,
+          f"missing shard {shards[-1] if shards else '?'}: clear error, no hang")
+
+
+GROUPS = {"dp": group_dp, "tp": group_tp, "2d": group_2d, "zero": group_zero,
+          "plan": group_plan, "resume": group_resume, "faults": group_faults}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--oflow-compile", required=True)
+    p.add_argument("--model", default="mlp", choices=sorted(DATA))
+    p.add_argument("--group", required=True, choices=sorted(GROUPS))
+    args = p.parse_args()
+    if shutil.which("mpirun") is None:
+        print("mpirun not found (install openmpi-bin)")
+        return 1
+    work = tempfile.mkdtemp(prefix="oflow-dist-")
+    try:
+        GROUPS[args.group](Harness(os.path.abspath(args.oflow_compile), work), args.model)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{len(FAILURES)} failed" if FAILURES else "all passed")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
