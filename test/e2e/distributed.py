@@ -86,7 +86,8 @@ class Harness:
         self.reference = {}
 
     def compile(self, model, mesh, hints=(), extra=(), emit="exe"):
-        tag = re.sub(r"[^A-Za-z0-9]+", "_", f"{model}-{mesh}-{'-'.join(hints)}")
+        tag = re.sub(r"[^A-Za-z0-9]+", "_",
+                     f"{model}-{mesh}-{'-'.join(hints)}-{'-'.join(extra)}")
         out = os.path.join(self.work, tag + (".plan" if emit == "plan" else ""))
         cmd = [self.compiler, f"examples/{model}/{model}.onnx", "--target", "cpu",
                "-O0", "-o", out, f"--emit={emit}"]
@@ -113,14 +114,15 @@ class Harness:
         with open(log) as f:
             return [json.loads(l)["loss"] for l in f if '"loss"' in l]
 
-    def single(self, model):
-        if model not in self.reference:
-            exe = self.compile(model, "1")
-            self.reference[model] = self.train(exe, model, "1") if exe else None
-        return self.reference[model]
+    def single(self, model, extra=()):
+        key = (model, tuple(extra))
+        if key not in self.reference:
+            exe = self.compile(model, "1", extra=extra)
+            self.reference[key] = self.train(exe, model, "1") if exe else None
+        return self.reference[key]
 
-    def plan(self, model, mesh, hints=()):
-        path = self.compile(model, mesh, hints, emit="plan")
+    def plan(self, model, mesh, hints=(), extra=()):
+        path = self.compile(model, mesh, hints, extra, emit="plan")
         if not path:
             return None
         tensors, collectives = {}, []
@@ -133,8 +135,8 @@ class Harness:
                     collectives.append(fields)
         return tensors, collectives
 
-    def same_losses(self, model, mesh, losses, what):
-        ref = self.single(model)
+    def same_losses(self, model, mesh, losses, what, extra=()):
+        ref = self.single(model, extra)
         if not ref or not losses:
             return check(False, f"{what}: no losses")
         worst = max(abs(a - b) / abs(a) for a, b in zip(ref, losses))
@@ -143,14 +145,15 @@ class Harness:
               f"{what}: {len(losses)} steps, worst relative loss difference "
               f"{worst:.2e} (<= {TOLERANCE:g}), loss {losses[0]:.4f} -> {losses[-1]:.4f}")
 
-    def check_plan(self, model, mesh, hints, expect_layout, what):
+    def check_plan(self, model, mesh, hints, expect_layout, what, extra=()):
         """`expect_layout(name) -> str or None`: the nd-SBP a parameter must
         have; every split parameter must hold 1/n of the tensor on a rank."""
-        plan = self.plan(model, mesh, hints)
+        plan = self.plan(model, mesh, hints, extra)
         if not plan:
             return
         tensors, _ = plan
-        params = {n: t for n, t in tensors.items() if t["kind"] == "param"}
+        params = {n: t for n, t in tensors.items()
+                  if t["kind"] in ("param", "optimizer")}
         bad = []
         for name, t in params.items():
             want = expect_layout(name)
@@ -166,11 +169,11 @@ class Harness:
                 bad.append(f"{name}: local {t['local']} is not 1/{factor} of {t['global']}")
         check(params and not bad, f"{what}: plan layouts ({'; '.join(bad[:3]) or 'as requested'})")
 
-    def case(self, model, mesh, hints, expect_layout, what):
-        self.check_plan(model, mesh, hints, expect_layout, what)
-        exe = self.compile(model, mesh, hints)
+    def case(self, model, mesh, hints, expect_layout, what, extra=()):
+        self.check_plan(model, mesh, hints, expect_layout, what, extra)
+        exe = self.compile(model, mesh, hints, extra)
         if exe:
-            self.same_losses(model, mesh, self.train(exe, model, mesh), what)
+            self.same_losses(model, mesh, self.train(exe, model, mesh), what, extra)
 
 
 def layout_text(entries):
@@ -213,7 +216,8 @@ def group_zero(h, model):
         layout = ",".join(["S(0)"] * len(mesh.split("x")))
         h.case(model, mesh, [f"*={layout}"],
                lambda name, l=layout: layout_text(l.split(",")),
-               f"{model} ZeRO-sharded weights and optimizer state on {mesh}")
+               f"{model} ZeRO-sharded weights and AdamW state on {mesh}",
+               extra=["--optimizer", "adamw"])
 
 
 def group_plan(h, _model):
@@ -282,21 +286,23 @@ onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)]), '{m
 def group_resume(h, model):
     straight = h.compile(model, "2x2")
     four = h.compile(model, "4")
+    zero = h.compile(model, "4", ["*=S(0)"])  # another plan: sharded weights
     one = h.compile(model, "1")
-    if not (straight and four and one):
+    if not (straight and four and zero and one):
         return
     ref = h.train(straight, model, "2x2", steps=20)
     ckpt = os.path.join(h.work, "ckpt-2x2")
     first = h.train(straight, model, "2x2", steps=10, extra=["--save", ckpt])
-    for mesh, exe in [("4", four), ("1", one)]:
-        resumed = h.train(exe, model, mesh, steps=20, extra=["--resume", ckpt])
+    for mesh, exe in [("4", four), ("4", zero), ("1", one)]:
+        resumed = h.train(exe, model, mesh, steps=10, extra=["--resume", ckpt])
         if not (ref and first and resumed):
             check(False, f"resume on {mesh}: a run failed")
             continue
         tail = resumed[-10:]
         worst = max(abs(a - b) / abs(a) for a, b in zip(ref[10:], tail))
         check(len(resumed) == 10 and worst <= TOLERANCE,
-              f"{model}: 10 steps on 2x2, saved, resumed for 10 on {mesh}: "
+              f"{model}: 10 steps on 2x2, saved, resumed for 10 on {mesh}"
+              f"{' (ZeRO plan)' if exe == zero else ''}: "
               f"{len(resumed)} steps, worst relative difference {worst:.2e}")
 
 
