@@ -95,6 +95,24 @@ def OFlow_SbpHintOp : OFlow_Op<"sbp_hint", [Pure, AllTypesMatch<["input", "outpu
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
+def OFlow_ShardOffsetOp : OFlow_Op<"shard_offset", [Pure]> {
+  let summary = "where this rank's piece starts along a split tensor axis";
+  let description = [{
+    After partitioning: the global index of this rank's first element along
+    a tensor axis split by `mesh_axes` (in mesh-axis order, the earlier the
+    more significant), each piece `piece` long. Used where a local op needs
+    global positions (a row-split embedding table masks the indices it does
+    not hold).
+
+    ```mlir
+    %off = oflow.shard_offset {mesh_axes = array<i64: 0>, piece = 20 : i64} : tensor<i64>
+    ```
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$mesh_axes, I64Attr:$piece);
+  let results = (outs 0DTensorOf<[I64]>:$offset);
+  let assemblyFormat = "attr-dict `:` type($offset)";
+}
+
 def OFlow_MeshCoordOp : OFlow_Op<"mesh_coord", [Pure]> {
   let summary = "this rank's coordinate on a mesh axis (lowering only)";
   let arguments = (ins I64Attr:$mesh_axis);

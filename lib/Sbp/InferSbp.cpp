@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "oflow/Sbp/Passes.h"
 
+#include "PartitionGather.h"
 #include "oflow/Sbp/SbpConversions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -285,7 +286,8 @@ LogicalResult Planner::chooseSignature(of::SbpSignatureOpInterface op) {
     SmallVector<of::SbpSignature> sigs;
     for (of::SbpSignature &sig :
          of::getSbpSignatures(op, meshAttr.getShape()[axis]))
-      if (sig.collective.empty())
+      // Notes that oflow-partition implements are fine too.
+      if (sig.collective.empty() || sig.collective == ::oflow::sbp::kMaskRowsNote)
         sigs.push_back(std::move(sig));
     perAxis.push_back(std::move(sigs));
   }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "oflow/Sbp/Passes.h"
 
+#include "PartitionGather.h"
 #include "oflow/Sbp/SbpConversions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -109,6 +110,11 @@ struct Partition : ::oflow::impl::PartitionBase<Partition> {
     }
     if (failedAny)
       return signalPassFailure();
+    // Ops whose split signature means more than local shapes.
+    module.walk([&](of::GatherOp op) { ::oflow::sbp::partitionRowSplitGather(op, mesh); });
+    module.walk([&](of::GatherBackwardOp op) {
+      ::oflow::sbp::partitionRowSplitGatherBackward(op, mesh);
+    });
     module->setAttr(of::OFlowDialect::kPartitionedAttrName,
                     UnitAttr::get(&getContext()));
   }

@@ -331,12 +331,42 @@ struct BroadcastToPartialLowering
   }
 };
 
+struct ShardOffsetLowering : OpConversionPattern<of::ShardOffsetOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(of::ShardOffsetOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    of::MeshAttr mesh = of::getGoverningMesh(op);
+    // The piece index is mixed-radix over the splitting mesh axes.
+    Value block = indexConstant(rewriter, loc, 0);
+    for (int64_t axis : op.getMeshAxes()) {
+      if (axis < 0 || axis >= mesh.getNumAxes())
+        return cannotLower(op, "mesh axis out of range");
+      block = arith::MulIOp::create(
+          rewriter, loc, block,
+          indexConstant(rewriter, loc, mesh.getShape()[axis]));
+      block = arith::AddIOp::create(rewriter, loc, block,
+                                    meshCoord(rewriter, loc, op, axis));
+    }
+    Value offset = arith::MulIOp::create(
+        rewriter, loc, block, indexConstant(rewriter, loc, op.getPiece()));
+    Value i64 = arith::IndexCastOp::create(rewriter, loc,
+                                           rewriter.getI64Type(), offset);
+    rewriter.replaceOp(op, tensor::FromElementsOp::create(
+                               rewriter, loc, op.getOffset().getType(),
+                               ValueRange{i64}));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateCollectivePatterns(RewritePatternSet &patterns) {
   patterns.add<AllReduceLowering, AllGatherLowering, ReduceScatterLowering,
                AllToAllLowering, LocalSliceLowering, SplitToPartialLowering,
-               BroadcastToPartialLowering>(patterns.getContext());
+               BroadcastToPartialLowering, ShardOffsetLowering>(
+      patterns.getContext());
 }
 
 } // namespace oflow::lowering
