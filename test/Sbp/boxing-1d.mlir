@@ -3,8 +3,9 @@
 // op of the right kind, mesh axis and tensor axis. The argument carries the
 // source layout; an `oflow.sbp_hint` whose result is unused asks for the
 // target one (insert-boxing converts its operand, then drops the hint).
-// The generic form of sbp_hint is used: its custom form `%x #oflow.nd_sbp<..>`
-// does not parse back (`%x#...` reads as a result number).
+// The hints are written in generic form: the custom form
+// `%x #oflow.nd_sbp<..>` of the committed op does not parse (`%x#...` reads
+// as a result number).
 //
 // RUN: oflow-opt %s -oflow-infer-sbp -oflow-insert-boxing -oflow-verify-sbp | FileCheck %s
 
