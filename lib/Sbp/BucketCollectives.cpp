@@ -39,12 +39,31 @@ static double localBytes(const sbp::Mesh &mesh, Value value) {
   return n;
 }
 
+/// The member of `bucket` (non-empty) that comes first or last in its block
+/// now: fusing an earlier bucket may have moved members after later ones
+/// (their users move after the fused op, and an all-reduce on another mesh
+/// axis can be such a user), so the order of `bucket` is not block order.
+static of::AllReduceOp firstMember(ArrayRef<of::AllReduceOp> bucket) {
+  of::AllReduceOp first = bucket.front();
+  for (of::AllReduceOp op : bucket)
+    if (op->isBeforeInBlock(first))
+      first = op;
+  return first;
+}
+static of::AllReduceOp lastMember(ArrayRef<of::AllReduceOp> bucket) {
+  of::AllReduceOp last = bucket.front();
+  for (of::AllReduceOp op : bucket)
+    if (last->isBeforeInBlock(op))
+      last = op;
+  return last;
+}
+
 /// Whether `value` is computed from a result of one of `bucket`'s members
 /// (then it cannot join the bucket: the bucket would wait for itself).
 static bool dependsOnBucket(Value value, ArrayRef<of::AllReduceOp> bucket) {
   if (bucket.empty())
     return false;
-  Operation *first = bucket.front();
+  Operation *first = firstMember(bucket);
   llvm::SmallPtrSet<Operation *, 8> members;
   for (of::AllReduceOp op : bucket)
     members.insert(op);
@@ -67,10 +86,10 @@ static bool dependsOnBucket(Value value, ArrayRef<of::AllReduceOp> bucket) {
 }
 
 /// Replaces `bucket` (two or more single-operand all-reduces) by one at the
-/// last member's place; the members' users that came earlier (and what
-/// depends on them) move after it, in order.
+/// place of the member that comes last in the block; the members' users that
+/// come earlier (and what depends on them) move after it, in order.
 static void fuse(SmallVector<of::AllReduceOp> bucket) {
-  of::AllReduceOp last = bucket.back();
+  of::AllReduceOp last = lastMember(bucket);
   llvm::SetVector<Operation *> toMove;
   SmallVector<Operation *> work;
   for (of::AllReduceOp op : bucket)

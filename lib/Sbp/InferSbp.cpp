@@ -239,14 +239,18 @@ double Planner::computeSeconds(Operation *op, ArrayRef<of::NdSbpAttr> operands,
 double Planner::lookAheadSeconds(Operation *op, ArrayRef<of::NdSbpAttr> results) {
   double seconds = 0;
   for (auto [value, layout] : llvm::zip(op->getResults(), results)) {
+    // Each distinct target is charged once: insert-boxing converts a value
+    // to a layout once for all its consumers (and the preferred layout often
+    // is that of a direct user: a return or a variable write).
+    llvm::SmallDenseSet<Attribute, 4> targets;
     if (of::NdSbpAttr target = preferred.lookup(value)) {
-      seconds += boxingSeconds(value, layout, target);
+      targets.insert(target);
     } else {
       SmallVector<of::SbpAttr> reduced(layout.getEntries());
       for (of::SbpAttr &entry : reduced)
         if (entry.isPartial())
           entry = of::SbpAttr::getBroadcast(ctx);
-      seconds += boxingSeconds(value, layout, of::NdSbpAttr::get(ctx, reduced));
+      targets.insert(of::NdSbpAttr::get(ctx, reduced));
     }
     for (Operation *user : value.getUsers()) {
       of::NdSbpAttr wanted;
@@ -257,8 +261,10 @@ double Planner::lookAheadSeconds(Operation *op, ArrayRef<of::NdSbpAttr> results)
       else if (isa<func::ReturnOp>(user))
         wanted = returnLayout;
       if (wanted)
-        seconds += boxingSeconds(value, layout, wanted);
+        targets.insert(wanted);
     }
+    for (Attribute target : targets)
+      seconds += boxingSeconds(value, layout, cast<of::NdSbpAttr>(target));
   }
   return seconds;
 }

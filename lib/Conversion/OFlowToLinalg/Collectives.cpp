@@ -121,13 +121,19 @@ int64_t product(ArrayRef<int64_t> shape, int64_t from, int64_t to) {
   return p;
 }
 
+/// Boxing ops convert local pieces: before oflow-partition their types are
+/// global and the piece offsets below would be wrong.
+LogicalResult checkPartitioned(Operation *op) {
+  if (!of::isPartitioned(op))
+    return cannotLower(op, "boxing ops are lowered after oflow-partition");
+  return success();
+}
+
 LogicalResult checkCollectiveType(Operation *op, Type element) {
   if (dtypeCode(element) < 0)
     return cannotLower(op, "collectives move f32, f64, i32, i64, i8 or bool tensors, not ")
            << element;
-  if (!of::isPartitioned(op))
-    return cannotLower(op, "boxing ops are lowered after oflow-partition");
-  return success();
+  return checkPartitioned(op);
 }
 
 struct AllReduceLowering : OpConversionPattern<of::AllReduceOp> {
@@ -269,6 +275,8 @@ struct LocalSliceLowering : OpConversionPattern<of::LocalSliceOp> {
   LogicalResult
   matchAndRewrite(of::LocalSliceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkPartitioned(op)))
+      return failure();
     Location loc = op.getLoc();
     ArrayRef<int64_t> out = shapeOf(op.getOutput());
     auto offsets = pieceOffsets(rewriter, loc, op, out.size(), op.getAxis(),
@@ -287,6 +295,8 @@ struct SplitToPartialLowering : OpConversionPattern<of::SplitToPartialOp> {
   LogicalResult
   matchAndRewrite(of::SplitToPartialOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkPartitioned(op)))
+      return failure();
     Location loc = op.getLoc();
     ArrayRef<int64_t> in = shapeOf(op.getInput());
     Type element = elementTypeOf(op.getInput());
@@ -309,6 +319,8 @@ struct BroadcastToPartialLowering
   LogicalResult
   matchAndRewrite(of::BroadcastToPartialOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkPartitioned(op)))
+      return failure();
     if (op.getMax()) { // every rank keeps the value
       rewriter.replaceOp(op, adaptor.getInput());
       return success();

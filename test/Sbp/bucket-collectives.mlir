@@ -1,0 +1,162 @@
+// oflow-bucket-collectives: single-operand all-reduces on the same mesh axis
+// (same reduction, same element type) fuse into multi-operand ones, placed
+// right after the last operand is computed.
+//
+// RUN: oflow-opt %s -split-input-file -oflow-bucket-collectives | FileCheck %s
+// RUN: oflow-opt %s -split-input-file -oflow-bucket-collectives=bucket-mb=0 | FileCheck %s --check-prefix=NOFUSE
+// A tensor<8x12xf32> is 384 bytes; 0.0008 MiB (838 bytes) holds two of them.
+// RUN: oflow-opt %s -split-input-file -oflow-bucket-collectives=bucket-mb=0.0008 | FileCheck %s --check-prefix=SMALL
+
+// Three gradients: one all-reduce after the last one is computed; the relu
+// that used the first result moves after it.
+// CHECK-LABEL: func.func @three
+// CHECK: %[[A:.*]] = oflow.neg %arg0
+// CHECK-NEXT: %[[B:.*]] = oflow.neg %arg1
+// CHECK-NEXT: %[[C:.*]] = oflow.neg %arg2
+// CHECK-NEXT: %[[R:.*]]:3 = oflow.all_reduce %[[A]], %[[B]], %[[C]] {mesh_axis = 0 : i64} : (tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>) -> (tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>)
+// CHECK-NEXT: %[[U:.*]] = oflow.relu %[[R]]#0
+// CHECK-NEXT: return %[[U]], %[[R]]#1, %[[R]]#2
+// bucket-mb=0: nothing changes.
+// NOFUSE-LABEL: func.func @three
+// NOFUSE-COUNT-3: oflow.all_reduce %{{[0-9]+}} {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+// Two per bucket: [a, b] then c alone.
+// SMALL-LABEL: func.func @three
+// SMALL: %[[A:.*]] = oflow.neg %arg0
+// SMALL-NEXT: %[[B:.*]] = oflow.neg %arg1
+// SMALL-NEXT: %[[R:.*]]:2 = oflow.all_reduce %[[A]], %[[B]] {mesh_axis = 0 : i64}
+// SMALL-NEXT: oflow.relu %[[R]]#0
+// SMALL-NEXT: %[[C:.*]] = oflow.neg %arg2
+// SMALL-NEXT: oflow.all_reduce %[[C]] {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+module attributes {oflow.mesh = #oflow.mesh<4>} {
+  func.func @three(%a: tensor<8x12xf32>, %b: tensor<8x12xf32>, %c: tensor<8x12xf32>) -> (tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>) {
+    %ga = oflow.neg %a : tensor<8x12xf32>
+    %ra = oflow.all_reduce %ga {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %ua = oflow.relu %ra : tensor<8x12xf32>
+    %gb = oflow.neg %b : tensor<8x12xf32>
+    %gc = oflow.neg %c : tensor<8x12xf32>
+    %rb = oflow.all_reduce %gb {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %rc = oflow.all_reduce %gc {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    return %ua, %rb, %rc : tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>
+  }
+}
+
+// -----
+
+// Five gradients with the small limit: buckets of 2, 2 and 1, each issued
+// right after its last operand. The sizes are the local pieces: an S(0)
+// operand on 4 devices is 96 bytes, so eight of them fit in one bucket.
+// SMALL-LABEL: func.func @five
+// SMALL: %[[R1:.*]]:2 = oflow.all_reduce %{{.*}}, %{{.*}} {mesh_axis = 0 : i64}
+// SMALL: %[[R2:.*]]:2 = oflow.all_reduce %{{.*}}, %{{.*}} {mesh_axis = 0 : i64}
+// SMALL: %[[R3:.*]] = oflow.all_reduce %{{.*}} {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+// SMALL-NEXT: return %[[R1]]#0, %[[R1]]#1, %[[R2]]#0, %[[R2]]#1, %[[R3]]
+// CHECK-LABEL: func.func @five
+// CHECK: oflow.all_reduce %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {mesh_axis = 0 : i64}
+// CHECK-NEXT: return
+module attributes {oflow.mesh = #oflow.mesh<4>} {
+  func.func @five(%x: tensor<8x12xf32>) -> (tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>) {
+    %g0 = oflow.neg %x : tensor<8x12xf32>
+    %r0 = oflow.all_reduce %g0 {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %g1 = oflow.exp %x : tensor<8x12xf32>
+    %r1 = oflow.all_reduce %g1 {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %g2 = oflow.relu %x : tensor<8x12xf32>
+    %r2 = oflow.all_reduce %g2 {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %g3 = oflow.sqrt %x : tensor<8x12xf32>
+    %r3 = oflow.all_reduce %g3 {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %g4 = oflow.abs %x : tensor<8x12xf32>
+    %r4 = oflow.all_reduce %g4 {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    return %r0, %r1, %r2, %r3, %r4 : tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>
+  }
+}
+
+// -----
+
+// Local sizes count: with oflow.sbp the operands' pieces are S(0) (96 bytes
+// each on 4 devices), so the small limit fuses all four.
+// SMALL-LABEL: func.func @local_sizes
+// SMALL: oflow.all_reduce %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {mesh_axis = 1 : i64, oflow.sbp = [#oflow.nd_sbp<[S(0), B]>, #oflow.nd_sbp<[S(0), B]>, #oflow.nd_sbp<[S(0), B]>, #oflow.nd_sbp<[S(0), B]>]}
+module attributes {oflow.mesh = #oflow.mesh<4x2>} {
+  func.func @local_sizes(%x: tensor<8x12xf32> {oflow.sbp = #oflow.nd_sbp<[S(0), P(sum)]>}) -> (tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>) {
+    %g0 = oflow.neg %x {oflow.sbp = [#oflow.nd_sbp<[S(0), P(sum)]>]} : tensor<8x12xf32>
+    %r0 = oflow.all_reduce %g0 {mesh_axis = 1 : i64, oflow.sbp = [#oflow.nd_sbp<[S(0), B]>]} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %g1 = oflow.neg %x {oflow.sbp = [#oflow.nd_sbp<[S(0), P(sum)]>]} : tensor<8x12xf32>
+    %r1 = oflow.all_reduce %g1 {mesh_axis = 1 : i64, oflow.sbp = [#oflow.nd_sbp<[S(0), B]>]} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %g2 = oflow.neg %x {oflow.sbp = [#oflow.nd_sbp<[S(0), P(sum)]>]} : tensor<8x12xf32>
+    %r2 = oflow.all_reduce %g2 {mesh_axis = 1 : i64, oflow.sbp = [#oflow.nd_sbp<[S(0), B]>]} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %g3 = oflow.neg %x {oflow.sbp = [#oflow.nd_sbp<[S(0), P(sum)]>]} : tensor<8x12xf32>
+    %r3 = oflow.all_reduce %g3 {mesh_axis = 1 : i64, oflow.sbp = [#oflow.nd_sbp<[S(0), B]>]} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    return %r0, %r1, %r2, %r3 : tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>
+  }
+}
+
+// -----
+
+// An all-reduce whose operand is computed from an earlier one's result
+// cannot join its bucket (it would wait for itself): it starts a new one,
+// which the third joins.
+// CHECK-LABEL: func.func @dependent
+// CHECK: %[[R0:.*]] = oflow.all_reduce %{{.*}} {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+// CHECK-NEXT: %[[G1:.*]] = oflow.neg %[[R0]]
+// CHECK-NEXT: %[[G2:.*]] = oflow.exp %arg1
+// CHECK-NEXT: %{{.*}}:2 = oflow.all_reduce %[[G1]], %[[G2]] {mesh_axis = 0 : i64}
+module attributes {oflow.mesh = #oflow.mesh<4>} {
+  func.func @dependent(%x: tensor<8x12xf32>, %y: tensor<8x12xf32>) -> (tensor<8x12xf32>, tensor<8x12xf32>) {
+    %g0 = oflow.neg %x : tensor<8x12xf32>
+    %r0 = oflow.all_reduce %g0 {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %g1 = oflow.neg %r0 : tensor<8x12xf32>
+    %r1 = oflow.all_reduce %g1 {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %g2 = oflow.exp %y : tensor<8x12xf32>
+    %r2 = oflow.all_reduce %g2 {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    return %r1, %r2 : tensor<8x12xf32>, tensor<8x12xf32>
+  }
+}
+
+// -----
+
+// Different mesh axes, reductions and element types are not fused; each
+// group forms its own bucket.
+// CHECK-LABEL: func.func @keys
+// CHECK-DAG: oflow.all_reduce %{{.*}}, %{{.*}} {mesh_axis = 0 : i64} : (tensor<8x12xf32>, tensor<8x12xf32>)
+// CHECK-DAG: oflow.all_reduce %{{.*}}, %{{.*}} {mesh_axis = 1 : i64} : (tensor<8x12xf32>, tensor<8x12xf32>)
+// CHECK-DAG: oflow.all_reduce %{{.*}} {max, mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+// CHECK-DAG: oflow.all_reduce %{{.*}} {mesh_axis = 0 : i64} : (tensor<8x12xf64>) -> tensor<8x12xf64>
+module attributes {oflow.mesh = #oflow.mesh<2x2>} {
+  func.func @keys(%x: tensor<8x12xf32>, %d: tensor<8x12xf64>) -> (tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf64>) {
+    %r0 = oflow.all_reduce %x {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %r1 = oflow.all_reduce %x {mesh_axis = 1 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %r2 = oflow.all_reduce %x {mesh_axis = 0 : i64, max} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %g = oflow.neg %x : tensor<8x12xf32>
+    %r3 = oflow.all_reduce %g {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %r4 = oflow.all_reduce %g {mesh_axis = 1 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %r5 = oflow.all_reduce %d {mesh_axis = 0 : i64} : (tensor<8x12xf64>) -> tensor<8x12xf64>
+    return %r0, %r1, %r2, %r3, %r4, %r5 : tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf64>
+  }
+}
+
+// -----
+
+// Regression: fusing the mesh-axis-0 bucket moves the users of its first
+// member after it, among them the mesh-axis-1 all-reduce %b1; the axis-1
+// bucket [%b1, %b2] must then go after %b1 (the member that is now last),
+// not after %b2, or its operand %u would not dominate it.
+// CHECK-LABEL: func.func @cross_axes
+// CHECK: %[[GA:.*]] = oflow.neg %arg0
+// CHECK-NEXT: %[[GB:.*]] = oflow.neg %arg1
+// CHECK-NEXT: %[[GC:.*]] = oflow.neg %arg2
+// CHECK-NEXT: %[[A:.*]]:2 = oflow.all_reduce %[[GA]], %[[GC]] {mesh_axis = 0 : i64}
+// CHECK-NEXT: %[[U:.*]] = oflow.relu %[[A]]#0
+// CHECK-NEXT: %[[B:.*]]:2 = oflow.all_reduce %[[U]], %[[GB]] {mesh_axis = 1 : i64}
+// CHECK-NEXT: return %[[B]]#0, %[[B]]#1, %[[A]]#1
+module attributes {oflow.mesh = #oflow.mesh<2x2>} {
+  func.func @cross_axes(%a: tensor<8x12xf32>, %b: tensor<8x12xf32>, %c: tensor<8x12xf32>) -> (tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>) {
+    %ga = oflow.neg %a : tensor<8x12xf32>
+    %a1 = oflow.all_reduce %ga {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %u = oflow.relu %a1 : tensor<8x12xf32>
+    %b1 = oflow.all_reduce %u {mesh_axis = 1 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %gb = oflow.neg %b : tensor<8x12xf32>
+    %b2 = oflow.all_reduce %gb {mesh_axis = 1 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %gc = oflow.neg %c : tensor<8x12xf32>
+    %a2 = oflow.all_reduce %gc {mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    return %b1, %b2, %a2 : tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>
+  }
+}
