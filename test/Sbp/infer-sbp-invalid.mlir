@@ -16,7 +16,7 @@
 // UNUSED: error: --sbp nothing=B: names no variable or graph input
 // PARTIAL: :[[@LINE+5]]:3: error: variable 'w' cannot be stored as [P(sum)]: a stored value is whole (B) or split (S)
 // PMAX: error: variable 'w' cannot be stored as [P(max)]
-// NODIVIDE: :[[@LINE+4]]:3: error: variable 'v' as [S(0)]: nd-SBP [S(0)]: tensor axis 0 (size 6) is not divisible by the size 4 of mesh axis axis0
+// NODIVIDE: :[[@LINE+4]]:3: error: variable 'v' as [S(0)]: nd-SBP [S(0)]: tensor axis 0 (size 6) is not divisible by the size 4 of mesh axis 0
 // A valid module: without hints it plans (no diagnostics).
 module attributes {oflow.mesh = #oflow.mesh<4>} {
   oflow.variable @w param : tensor<12x16xf32>
