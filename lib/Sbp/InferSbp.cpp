@@ -89,6 +89,8 @@ private:
   /// hint at the end of its chain of same-shaped ops (an optimizer update).
   DenseMap<Value, of::NdSbpAttr> preferred;
   void computePreferred(func::FuncOp fn);
+  of::NdSbpAttr operandLayoutFor(Operation *op, of::NdSbpAttr result);
+  double manufacturedSplitSeconds(Operation *op, ArrayRef<of::NdSbpAttr> results);
   llvm::StringMap<of::NdSbpAttr> variableLayouts;
   /// The layout each entry function returns its results in (B).
   of::NdSbpAttr returnLayout;
@@ -330,6 +332,7 @@ LogicalResult Planner::chooseSignature(of::SbpSignatureOpInterface op) {
           cost += entry.isPartial() ? kPartialPenaltySeconds : 0;
       for (auto [v, l] : llvm::zip(operation->getOperands(), operands))
         cost += boxingSeconds(v, layoutOf(v), l);
+      cost += manufacturedSplitSeconds(operation, results);
       if (cost < best * (1 - 1e-9)) {
         best = cost;
         bestOperands = operands;
@@ -353,6 +356,60 @@ LogicalResult Planner::chooseSignature(of::SbpSignatureOpInterface op) {
   return success();
 }
 
+/// A split that no operand had on a mesh axis (all of them arrive B there) is
+/// made by slicing: free now, but consumers of such values (weights and what
+/// is computed from them alone) want them whole again, so it is charged the
+/// all-gather that undoes it. Splits that come from the data or from hinted
+/// weights are not charged.
+double Planner::manufacturedSplitSeconds(Operation *op,
+                                         ArrayRef<of::NdSbpAttr> results) {
+  double seconds = 0;
+  for (auto [value, layout] : llvm::zip(op->getResults(), results)) {
+    if (preferred.lookup(value))
+      continue; // the look-ahead already prices where it is headed
+    SmallVector<of::SbpAttr> whole(layout.getEntries());
+    bool manufactured = false;
+    for (auto [axis, entry] : llvm::enumerate(layout.getEntries())) {
+      if (!entry.isSplit())
+        continue;
+      bool allBroadcast = llvm::all_of(op->getOperands(), [&](Value v) {
+        of::NdSbpAttr in = layoutOf(v);
+        return in && in.getEntries()[axis].isBroadcast();
+      });
+      if (allBroadcast && op->getNumOperands() > 0) {
+        whole[axis] = of::SbpAttr::getBroadcast(ctx);
+        manufactured = true;
+      }
+    }
+    if (manufactured)
+      seconds += boxingSeconds(value, layout, of::NdSbpAttr::get(ctx, whole));
+  }
+  return seconds;
+}
+
+/// The layout of a one-operand op's operand under which it produces
+/// `result`, from its signatures on each mesh axis; null if there is none.
+of::NdSbpAttr Planner::operandLayoutFor(Operation *op, of::NdSbpAttr result) {
+  auto sigOp = dyn_cast<of::SbpSignatureOpInterface>(op);
+  if (!sigOp || op->getNumOperands() != 1)
+    return {};
+  SmallVector<of::SbpAttr> entries;
+  for (auto [axis, wanted] : llvm::enumerate(result.getEntries())) {
+    of::SbpAttr found;
+    for (const of::SbpSignature &sig :
+         of::getSbpSignatures(sigOp, meshAttr.getShape()[axis]))
+      if (sig.collective.empty() && sig.results[0] == wanted) {
+        found = sig.operands[0];
+        break;
+      }
+    if (!found)
+      return {};
+    entries.push_back(found);
+  }
+  auto layout = of::NdSbpAttr::get(ctx, entries);
+  return isValid(op->getOperand(0), layout) ? layout : of::NdSbpAttr();
+}
+
 void Planner::computePreferred(func::FuncOp fn) {
   preferred.clear();
   SmallVector<Operation *> ops;
@@ -367,10 +424,19 @@ void Planner::computePreferred(func::FuncOp fn) {
       for (Value v : op->getOperands())
         preferred.try_emplace(v, returnLayout);
     } else if (op->getNumResults() == 1) {
-      // Through ops whose operand has the result's shape (elementwise).
       of::NdSbpAttr target = preferred.lookup(op->getResult(0));
       if (!target)
         continue;
+      // Through ops that only move elements (a weight gradient reshaped or
+      // transposed on its way to the update): the operand layout that gives
+      // the target.
+      if (isa<of::ReshapeOp, of::TransposeOp, of::SqueezeOp, of::UnsqueezeOp,
+              of::FlattenOp, of::CastOp>(op)) {
+        if (of::NdSbpAttr source = operandLayoutFor(op, target))
+          preferred.try_emplace(op->getOperand(0), source);
+        continue;
+      }
+      // Through ops whose operand has the result's shape (elementwise).
       for (Value v : op->getOperands())
         if (v.getType() == op->getResult(0).getType())
           preferred.try_emplace(v, target);
