@@ -14,7 +14,8 @@ Groups (--group):
   dp      data parallel by default, meshes 2, 4, 2x2, 4x2 (plan: params B)
   tp      Megatron tensor parallel by hints, meshes 2 and 4 (mlp, gpt)
   2d      data x tensor parallel, meshes 2x2 and 4x2 (mlp, gpt)
-  zero    ZeRO-style S(0) weights and optimizer state, meshes 4 and 2x2
+  zero    ZeRO-style S(0) weights and AdamW state with global-norm gradient
+          clipping (the norm of sharded gradients), meshes 4 and 2x2
   plan    the MLP's data-parallel all-reduce volume on 4 devices equals
           2(n-1)/n * 4 bytes * parameters, and bucketing; a model whose
           dims do not divide the mesh compiles (and a hint that cannot
@@ -216,8 +217,9 @@ def group_zero(h, model):
         layout = ",".join(["S(0)"] * len(mesh.split("x")))
         h.case(model, mesh, [f"*={layout}"],
                lambda name, l=layout: layout_text(l.split(",")),
-               f"{model} ZeRO-sharded weights and AdamW state on {mesh}",
-               extra=["--optimizer", "adamw"])
+               f"{model} ZeRO-sharded weights and AdamW state, clipped "
+               f"global norm, on {mesh}",
+               extra=["--optimizer", "adamw", "--clip-grad-norm", "0.5"])
 
 
 def group_plan(h, _model):
