@@ -44,8 +44,19 @@ LogicalResult linkExecutable(Location loc, StringRef object, StringRef output) {
   if (!cxx)
     return emitError(loc) << "no C++ compiler driver (c++) on PATH to link with";
   // Link to a temporary name and rename, so a failed link never leaves a
-  // half-written executable over a good one.
+  // half-written executable over a good one. An output that exists but is
+  // not a regular file (/dev/null, a pipe) is written through, never
+  // renamed over: as root, a rename would replace the device itself.
+  bool special = llvm::sys::fs::exists(output) &&
+                 !llvm::sys::fs::is_regular_file(output);
   std::string tmp = (output + ".oflow-link.tmp").str();
+  if (special) {
+    SmallString<128> path;
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("oflow-link", "exe", path))
+      return emitError(loc) << "cannot create a temporary file: " << ec.message();
+    tmp = std::string(path);
+  }
   SmallVector<StringRef> args = {*cxx, object, lib};
   for (const std::string &f : flags)
     args.push_back(f);
@@ -58,7 +69,11 @@ LogicalResult linkExecutable(Location loc, StringRef object, StringRef output) {
                           << " exited with " << rc << ")"
                           << (message.empty() ? "" : ": ") << message;
   }
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, output))
+  std::error_code ec = special ? llvm::sys::fs::copy_file(tmp, output)
+                               : llvm::sys::fs::rename(tmp, output);
+  if (special)
+    llvm::sys::fs::remove(tmp);
+  if (ec)
     return emitError(loc) << "cannot write '" << output << "': " << ec.message();
   return success();
 }
