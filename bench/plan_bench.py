@@ -87,7 +87,9 @@ def main():
     megatron = ["*.attn.[qkv].weight=S(0)", "*.attn.[qkv].bias=S(0)", "*.attn.proj.weight=S(1)",
                 "*.mlp.fc1.weight=S(0)", "*.mlp.fc1.bias=S(0)", "*.mlp.fc2.weight=S(1)"]
     for name, hints in [("default (chosen)", []), ("data parallel (weights B)", ["*.weight=B", "*.bias=B"]),
-                        ("Megatron tensor parallel", megatron), ("ZeRO (all S(0))", ["*=S(0)"])]:
+                        ("Megatron weights, data-split batch", megatron),
+                        ("Megatron weights, replicated batch", megatron + ["tokens=B", "targets=B"]),
+                        ("ZeRO (all S(0))", ["*=S(0)"])]:
         n, b, peak = plan_bytes(args.compiler, "4", hints)
         print(f"| {name} | {n} | {b} | {peak} |")
 
