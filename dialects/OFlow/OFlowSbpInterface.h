@@ -33,6 +33,12 @@ struct SbpSignature {
   std::string str() const;
 };
 
+/// The `collective` of a lookup in a table split along the gathered axis:
+/// each rank looks up its own rows and masks the rest (oflow-partition
+/// implements it, so the SBP planner may choose it).
+inline constexpr const char *kMaskRowsCollective =
+    "indices outside the local rows masked, offset by rank";
+
 /// Short names for building signatures: `S(ctx, 1)`, `B(ctx)`, `P(ctx)`.
 SbpAttr sbpS(MLIRContext *ctx, int64_t axis);
 SbpAttr sbpB(MLIRContext *ctx);

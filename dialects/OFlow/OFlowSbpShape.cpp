@@ -42,8 +42,7 @@ SmallVector<SbpSignature> TransposeOp::getSbpCandidates(int64_t) {
   return sigs;
 }
 
-static constexpr const char *kMaskRows =
-    "indices outside the local rows masked, offset by rank";
+static constexpr const char *kMaskRows = kMaskRowsCollective;
 
 /// Gather: output = data[:axis] + indices + data[axis+1:].
 SmallVector<SbpSignature> GatherOp::getSbpCandidates(int64_t) {

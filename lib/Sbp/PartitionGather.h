@@ -17,8 +17,7 @@ void partitionRowSplitGatherBackward(mlir::oflow::GatherBackwardOp op,
 
 /// The signature note (SbpSignature::collective) of these, which the planner
 /// may use because this file implements it.
-inline constexpr const char *kMaskRowsNote =
-    "indices outside the local rows masked, offset by rank";
+inline constexpr const char *kMaskRowsNote = mlir::oflow::kMaskRowsCollective;
 
 } // namespace oflow::sbp
 
