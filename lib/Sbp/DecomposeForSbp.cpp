@@ -76,13 +76,24 @@ static void decomposeLoss(ModuleOp module) {
   });
 }
 
-/// reduce_mean = reduce_sum * (1 / count).
+/// reduce_mean = reduce_sum * (1 / count) for floats; integers divide by the
+/// count (truncating, as the single-device mean does).
 static void decomposeMean(ReduceMeanOp op) {
   OpBuilder builder(op);
   GradBuilder b(builder, op.getLoc());
   Value sum = b.op<ReduceSumOp>(op.getInput(), op.getAxes(), op.getKeepdims());
-  double count = double(numElements(op.getInput())) / numElements(sum);
-  op.replaceAllUsesWith(b.scale(sum, 1.0 / count));
+  int64_t count = numElements(op.getInput()) / numElements(sum);
+  Type element = tensorType(sum).getElementType();
+  Value mean;
+  if (isa<FloatType>(element)) {
+    mean = b.scale(sum, 1.0 / double(count));
+  } else {
+    auto type = RankedTensorType::get({}, element);
+    Value divisor = b.op<ConstantOp>(cast<ElementsAttr>(DenseElementsAttr::get(
+        type, ArrayRef<Attribute>{IntegerAttr::get(element, count)})));
+    mean = b.div(sum, divisor);
+  }
+  op.replaceAllUsesWith(mean);
   op.erase();
 }
 

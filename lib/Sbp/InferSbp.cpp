@@ -471,6 +471,13 @@ LogicalResult Planner::planFunction(func::FuncOp fn) {
     }
     if (!layout)
       layout = all;
+    // A graph input is fed by the runtime: whole or split, never partial.
+    if (name && llvm::any_of(layout.getEntries(),
+                             [](of::SbpAttr e) { return e.isPartial(); }))
+      return fn.emitError() << "input '"
+                            << (name ? name.getValue() : StringRef("?"))
+                            << "' cannot be fed as " << layout.str()
+                            << ": each rank reads whole (B) or split (S) data";
     if (failed(layout.verifyFor(meshAttr, type.getShape(), [&] {
           return fn.emitError() << "input '"
                                 << (name ? name.getValue() : StringRef("?"))

@@ -149,3 +149,18 @@ func.func @no_mesh(%x: tensor<8x4xf32>) -> tensor<8x1xf32> {
   %0 = oflow.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : (tensor<8x4xf32>) -> tensor<8x1xf32>
   return %0 : tensor<8x1xf32>
 }
+
+// -----
+
+// An integer mean divides the sum by the count (truncating like the
+// single-device mean); a float factor 1/count would truncate to 0.
+// CHECK-LABEL: func.func @int_mean
+// CHECK: %[[S:.*]] = oflow.reduce_sum %arg0 {axes = array<i64: 0>, keepdims = false}
+// CHECK: %[[N:.*]] = oflow.constant dense<16> : tensor<i32>
+// CHECK: oflow.div %[[S]], %[[N]]
+module attributes {oflow.mesh = #oflow.mesh<4>} {
+  func.func @int_mean(%x: tensor<16x8xi32>) -> tensor<8xi32> {
+    %0 = oflow.reduce_mean %x {axes = array<i64: 0>, keepdims = false} : (tensor<16x8xi32>) -> tensor<8xi32>
+    return %0 : tensor<8xi32>
+  }
+}

@@ -77,3 +77,13 @@ module attributes {oflow.mesh = #oflow.mesh<2x2>} {
     return
   }
 }
+
+// -----
+
+// A graph input is read whole or split, never partial.
+module attributes {oflow.mesh = #oflow.mesh<4>} {
+  // expected-error @below {{input 's' cannot be fed as [P(sum)]: each rank reads whole (B) or split (S) data}}
+  func.func @partial_input(%s: tensor<8xf32> {oflow.name = "s", oflow.sbp = #oflow.nd_sbp<[P(sum)]>}) -> tensor<8xf32> {
+    return %s : tensor<8xf32>
+  }
+}
