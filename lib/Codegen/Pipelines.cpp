@@ -26,7 +26,8 @@ void addBufferizePipeline(OpPassManager &pm) {
 }
 
 void addLowerToLlvmPipeline(OpPassManager &pm) {
-  addTextual(pm, "func.func(convert-linalg-to-loops),expand-strided-metadata,"
+  addTextual(pm, "func.func(oflow-lower-reductions,convert-linalg-to-loops),"
+                 "expand-strided-metadata,"
                  "lower-affine,func.func(convert-scf-to-cf),convert-math-to-llvm,"
                  "convert-math-to-libm,convert-to-llvm,reconcile-unrealized-casts");
 }

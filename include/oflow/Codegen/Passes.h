@@ -2,6 +2,7 @@
 #ifndef OFLOW_CODEGEN_PASSES_H
 #define OFLOW_CODEGEN_PASSES_H
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

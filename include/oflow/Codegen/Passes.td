@@ -66,6 +66,20 @@ def LowerRuntimeCalls : Pass<"oflow-lower-runtime-calls", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def LowerReductions : Pass<"oflow-lower-reductions", "mlir::func::FuncOp"> {
+  let summary = "linalg reductions on buffers -> loops with register accumulators";
+  let description = [{
+    A `linalg.generic` on memrefs with static loops whose reduction loops are
+    innermost (softmax, layer norm, losses) becomes parallel `scf.for` loops
+    around reduction `scf.for` loops carrying the accumulators as
+    `iter_args`: each output element is loaded once and stored once, so LLVM
+    can keep it in a register and vectorize the reduction (its float ops get
+    `reassoc`). Other linalg ops are left to convert-linalg-to-loops.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect", "mlir::affine::AffineDialect"];
+}
+
 def ExpandStridedCopies : Pass<"oflow-expand-strided-copies", "mlir::func::FuncOp"> {
   let summary = "memref.copy between non-contiguous memrefs -> linalg.copy";
   let description = [{
