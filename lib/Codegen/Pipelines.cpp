@@ -26,10 +26,13 @@ void addBufferizePipeline(OpPassManager &pm) {
 }
 
 void addLowerToLlvmPipeline(OpPassManager &pm) {
-  addTextual(pm, "func.func(oflow-lower-reductions,convert-linalg-to-loops),"
+  addTextual(pm, "func.func(oflow-lower-reductions,oflow-vectorize-elementwise,"
+                 "convert-linalg-to-loops,convert-vector-to-scf{full-unroll},"
+                 "lower-vector-mask),"
                  "expand-strided-metadata,"
                  "lower-affine,func.func(convert-scf-to-cf),convert-math-to-llvm,"
-                 "convert-math-to-libm,convert-to-llvm,reconcile-unrealized-casts");
+                 "convert-math-to-libm,convert-vector-to-llvm,convert-to-llvm,"
+                 "reconcile-unrealized-casts");
 }
 
 } // namespace oflow

@@ -80,6 +80,18 @@ def LowerReductions : Pass<"oflow-lower-reductions", "mlir::func::FuncOp"> {
                            "mlir::arith::ArithDialect", "mlir::affine::AffineDialect"];
 }
 
+def VectorizeElementwise : Pass<"oflow-vectorize-elementwise", "mlir::func::FuncOp"> {
+  let summary = "f32 parallel linalg generics on buffers -> loops over vector tiles";
+  let description = [{
+    Tiles each all-parallel f32 `linalg.generic` on memrefs with static loops
+    whose innermost extent divides by 16 into 1 x ... x 16 tiles and
+    vectorizes each tile (`vector.transfer_read`, vector arithmetic,
+    `vector.transfer_write`), which needs no alias analysis from LLVM.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
+                           "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+}
+
 def ExpandStridedCopies : Pass<"oflow-expand-strided-copies", "mlir::func::FuncOp"> {
   let summary = "memref.copy between non-contiguous memrefs -> linalg.copy";
   let description = [{
