@@ -24,8 +24,9 @@ Value addressOf(OpBuilder &b, Location loc, Value memref) {
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(
       b, loc, meta.getBaseBuffer());
-  unsigned bytes =
-      cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
+  // Bool buffers hold one byte per element.
+  unsigned bytes = std::max<unsigned>(
+      1, (cast<MemRefType>(memref.getType()).getElementTypeBitWidth() + 7) / 8);
   Value offset = arith::MulIOp::create(
       b, loc, meta.getOffset(), arith::ConstantIndexOp::create(b, loc, bytes));
   return arith::AddIOp::create(b, loc, base, offset);

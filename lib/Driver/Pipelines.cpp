@@ -150,7 +150,6 @@ void addSbpPasses(PassManager &pm, const CompileOptions &options) {
   infer.hints.assign(options.sbpHints.begin(), options.sbpHints.end());
   pm.addPass(createInferSbp(infer));
   pm.addPass(createInsertBoxing());
-  pm.addPass(createVerifySbp());
   BucketCollectivesOptions bucket;
   bucket.bucketMb = options.bucketMb;
   pm.addPass(createBucketCollectives(bucket));

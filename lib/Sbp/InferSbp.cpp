@@ -85,6 +85,7 @@ private:
   sbp::Device device;
   SmallVector<Hint> hints;
   DenseMap<Value, of::NdSbpAttr> layouts;
+  DenseMap<std::tuple<Type, Attribute, Attribute>, double> boxingCache;
   /// Where a value is headed: the layout of the variable write, return or
   /// hint at the end of its chain of same-shaped ops (an optimizer update).
   DenseMap<Value, of::NdSbpAttr> preferred;
@@ -190,11 +191,19 @@ double Planner::boxingSeconds(Value value, of::NdSbpAttr from,
                               of::NdSbpAttr to) {
   if (from == to)
     return 0;
+  // The same (type, from, to) comes up for every candidate of every op with
+  // operands of that type: plan each once.
+  auto key = std::make_tuple(value.getType(), Attribute(from), Attribute(to));
+  auto [it, inserted] = boxingCache.try_emplace(key, kInfinity);
+  if (!inserted)
+    return it->second;
   auto type = cast<RankedTensorType>(value.getType());
   std::optional<sbp::BoxingPlan> plan =
       sbp::planBoxing(mesh, type.getShape(), sbp::elementBytes(type),
                       sbp::toPlanner(from), sbp::toPlanner(to));
-  return plan ? plan->seconds : kInfinity;
+  if (plan)
+    it->second = plan->seconds;
+  return it->second;
 }
 
 /// Elements of the local piece of `value` under `layout`.

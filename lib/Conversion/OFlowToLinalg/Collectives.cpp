@@ -129,6 +129,12 @@ LogicalResult checkPartitioned(Operation *op) {
   return success();
 }
 
+/// (elements before `axis`, elements from `axis` on) of `shape`: the
+/// [outer][chunk] view the runtime's gather and scatter take.
+std::pair<int64_t, int64_t> aroundAxis(ArrayRef<int64_t> shape, int64_t axis) {
+  return {product(shape, 0, axis), product(shape, axis, shape.size())};
+}
+
 LogicalResult checkCollectiveType(Operation *op, Type element) {
   if (dtypeCode(element) < 0)
     return cannotLower(op, "collectives move f32, f64, i32, i64, i8 or bool tensors, not ")
@@ -192,14 +198,13 @@ struct AllGatherLowering : OpConversionPattern<of::AllGatherOp> {
     Type element = elementTypeOf(op.getInput());
     if (failed(checkCollectiveType(op, element)))
       return failure();
-    ArrayRef<int64_t> in = shapeOf(op.getInput());
-    int64_t axis = op.getAxis(), rank = in.size();
+    // The local piece as [outer][chunk] around the gathered axis.
+    auto [outer, chunk] = aroundAxis(shapeOf(op.getInput()), op.getAxis());
     rewriter.replaceOp(
         op, callCollective(rewriter, op.getLoc(), op, "all_gather",
                            adaptor.getInput(), shapeOf(op.getOutput()),
                            {dtypeCode(element)},
-                           {product(in, 0, axis), product(in, axis, rank),
-                            op.getMeshAxis()}));
+                           {outer, chunk, op.getMeshAxis()}));
     return success();
   }
 };
@@ -212,14 +217,14 @@ struct ReduceScatterLowering : OpConversionPattern<of::ReduceScatterOp> {
     Type element = elementTypeOf(op.getInput());
     if (failed(checkCollectiveType(op, element)))
       return failure();
+    // The resulting piece as [outer][chunk] around the scattered axis.
     ArrayRef<int64_t> out = shapeOf(op.getOutput());
-    int64_t axis = op.getAxis(), rank = out.size();
+    auto [outer, chunk] = aroundAxis(out, op.getAxis());
     rewriter.replaceOp(
         op, callCollective(rewriter, op.getLoc(), op, "reduce_scatter",
                            adaptor.getInput(), out,
                            {dtypeCode(element), op.getMax() ? 1 : 0},
-                           {product(out, 0, axis), product(out, axis, rank),
-                            op.getMeshAxis()}));
+                           {outer, chunk, op.getMeshAxis()}));
     return success();
   }
 };
