@@ -3,6 +3,7 @@
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/Constants.h"
@@ -47,6 +48,10 @@ LogicalResult emitProgram(ModuleOp module, const ProgramImage &image,
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  // CUDA target: gpu.binary becomes the embedded fatbin with its module
+  // load/unload constructors, gpu.launch_func the mgpu* launch calls.
+  registerGPUDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
   module.getContext()->appendDialectRegistry(registry);
 
   llvm::InitializeNativeTarget();

@@ -21,13 +21,21 @@ bool isContiguous(Value v) {
 
 struct ExpandStridedCopiesPass
     : impl::ExpandStridedCopiesBase<ExpandStridedCopiesPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp copy) {
-      if (!isContiguous(copy.getSource()) || !isContiguous(copy.getTarget()))
+      if (allCopies || !isContiguous(copy.getSource()) ||
+          !isContiguous(copy.getTarget()))
         copies.push_back(copy);
     });
     for (memref::CopyOp copy : copies) {
+      // A copy onto itself (left by bufferization of in-place updates) would
+      // be a kernel that does nothing.
+      if (allCopies && copy.getSource() == copy.getTarget()) {
+        copy.erase();
+        continue;
+      }
       OpBuilder b(copy);
       linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(), copy.getTarget());
       copy.erase();

@@ -24,13 +24,17 @@ static std::string runtimeDir() {
   return std::string(dir);
 }
 
-LogicalResult linkExecutable(Location loc, StringRef object, StringRef output) {
+LogicalResult linkExecutable(Location loc, StringRef object, StringRef output,
+                             bool cuda) {
   std::string dir = runtimeDir();
   llvm::SmallString<256> lib(dir), flagsFile(dir);
-  llvm::sys::path::append(lib, "liboflow_runtime.a");
-  llvm::sys::path::append(flagsFile, "oflow_runtime.link");
+  llvm::sys::path::append(lib, cuda ? "liboflow_runtime_cuda.a"
+                                    : "liboflow_runtime.a");
+  llvm::sys::path::append(flagsFile, cuda ? "oflow_runtime_cuda.link"
+                                          : "oflow_runtime.link");
   if (!llvm::sys::fs::exists(lib))
-    return emitError(loc) << "the oflow runtime library is missing: " << lib
+    return emitError(loc) << "the oflow " << (cuda ? "CUDA " : "")
+                          << "runtime library is missing: " << lib
                           << " (set OFLOW_RUNTIME_DIR to the folder that has it)";
   SmallVector<std::string> flags;
   if (auto text = llvm::MemoryBuffer::getFile(flagsFile)) {

@@ -2,8 +2,12 @@
 #include "oflow/Codegen/Passes.h"
 #include "oflow/Codegen/Program.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 using namespace mlir;
 
@@ -33,6 +37,67 @@ void addLowerToLlvmPipeline(OpPassManager &pm) {
                  "lower-affine,func.func(convert-scf-to-cf),convert-math-to-llvm,"
                  "convert-math-to-libm,convert-vector-to-llvm,convert-to-llvm,"
                  "reconcile-unrealized-casts");
+}
+
+std::string cudaToolkitPath() {
+  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+    return home;
+  return "/usr/local/cuda";
+}
+
+LogicalResult checkCudaToolkit(Location loc, StringRef toolkit) {
+  for (StringRef part : {"bin/ptxas", "bin/fatbinary", "nvvm/libdevice/libdevice.10.bc"}) {
+    SmallString<256> path(toolkit);
+    llvm::sys::path::append(path, part);
+    if (!llvm::sys::fs::exists(path))
+      return emitError(loc) << "the CUDA toolkit lacks " << path
+                            << " (set CUDA_HOME to a CUDA toolkit folder)";
+  }
+  return success();
+}
+
+/// The kernels' PTX is generated for the oldest architecture the executable
+/// supports (PTX ISA 8.0, CUDA 12.0); EmbedFatbin adds the cubins.
+static constexpr const char *kPtxChip = "sm_80";
+static constexpr const char *kPtxFeatures = "+ptx80";
+
+void addGpuKernelPipeline(OpPassManager &pm, StringRef toolkit) {
+  std::string attach = std::string("nvvm-attach-target{chip=") + kPtxChip +
+                       " features=" + kPtxFeatures + " O=3}";
+  addTextual(pm, "func.func(oflow-expand-strided-copies{all-copies=true},"
+                 "convert-linalg-to-parallel-loops),"
+                 "lower-affine,canonicalize,cse,"
+                 "oflow-form-gpu-kernels,gpu-kernel-outlining,"
+                 "convert-scf-to-cf,expand-strided-metadata," + attach + ","
+                 "lower-affine,convert-arith-to-llvm,convert-index-to-llvm,"
+                 "canonicalize,cse,"
+                 "gpu.module(strip-debuginfo,convert-gpu-to-nvvm,"
+                 "llvm-optimize-for-nvvm-target,canonicalize,cse,"
+                 "reconcile-unrealized-casts)");
+  // With the toolkit, the NVVM serializer links libdevice (__nv_expf, ...);
+  // without it those calls would stay unresolved in the PTX.
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = toolkit.str();
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+void addGpuLowerToLlvmPipeline(OpPassManager &pm, StringRef toolkit) {
+  EmbedFatbinOptions fatbin;
+  fatbin.toolkit = toolkit.str();
+  pm.addPass(createEmbedFatbin(fatbin));
+  addTextual(pm, "gpu-to-llvm,convert-to-llvm,canonicalize,cse,"
+                 "reconcile-unrealized-casts");
+}
+
+std::string kernelAssembly(ModuleOp module) {
+  std::string text;
+  module.walk([&](gpu::BinaryOp binary) {
+    for (auto object : binary.getObjects().getAsRange<gpu::ObjectAttr>())
+      if (object.getFormat() == gpu::CompilationTarget::Assembly)
+        text += object.getObject().getValue().str();
+  });
+  return text;
 }
 
 } // namespace oflow

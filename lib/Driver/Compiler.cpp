@@ -28,8 +28,8 @@ constexpr StageInfo kStages[] = {
     {EmitStage::Mlir, "mlir"},         {EmitStage::Training, "training"},
     {EmitStage::Sbp, "sbp"},           {EmitStage::Partitioned, "partitioned"},
     {EmitStage::Linalg, "linalg"},     {EmitStage::Llvm, "llvm"},
-    {EmitStage::Obj, "obj"},           {EmitStage::Exe, "exe"},
-    {EmitStage::Plan, "plan"}};
+    {EmitStage::Ptx, "ptx"},           {EmitStage::Obj, "obj"},
+    {EmitStage::Exe, "exe"},           {EmitStage::Plan, "plan"}};
 } // namespace
 
 std::optional<EmitStage> parseEmitStage(const std::string &name) {
@@ -127,11 +127,14 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   Location cliLoc = NameLoc::get(StringAttr::get(&context, "oflow-compile"));
   // Refuse what this build cannot produce before doing any work.
   bool codegen = options.emit >= EmitStage::Llvm && options.emit != EmitStage::Plan;
-  if (codegen && options.target == Target::Cuda) {
-    emitError(cliLoc) << "--target cuda is not available yet (no CUDA code "
-                         "generation in this version); use --target cpu";
+  bool cuda = options.target == Target::Cuda;
+  if (options.emit == EmitStage::Ptx && !cuda) {
+    emitError(cliLoc) << "--emit=ptx needs --target cuda";
     return 1;
   }
+  std::string toolkit = cudaToolkitPath();
+  if (codegen && cuda && failed(checkCudaToolkit(cliLoc, toolkit)))
+    return 1;
   bool multiDevice = false;
   for (int64_t d : options.mesh)
     multiDevice |= d > 1;
@@ -247,8 +250,20 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     return 1;
   image->onnxModel = std::move(exportTemplate);
 
-  if (failed(runStage("lower to LLVM", [](PassManager &pm) {
-        addLowerToLlvmPipeline(pm);
+  if (cuda) {
+    if (failed(runStage("CUDA: form and compile kernels", [&](PassManager &pm) {
+          addGpuKernelPipeline(pm, toolkit);
+          return success();
+        })))
+      return 1;
+    if (options.emit == EmitStage::Ptx)
+      return failed(writeText(kernelAssembly(*module), options, cliLoc)) ? 1 : 0;
+  }
+  if (failed(runStage("lower to LLVM", [&](PassManager &pm) {
+        if (cuda)
+          addGpuLowerToLlvmPipeline(pm, toolkit);
+        else
+          addLowerToLlvmPipeline(pm);
         return success();
       })))
     return 1;
@@ -277,7 +292,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   auto removeObject = llvm::make_scope_exit([&] { llvm::sys::fs::remove(object); });
   if (failed(emitProgram(*module, *image, object, /*asText=*/false,
                           options.optLevel)) ||
-      failed(linkExecutable(cliLoc, object, options.output)))
+      failed(linkExecutable(cliLoc, object, options.output, cuda)))
     return 1;
   return 0;
 }

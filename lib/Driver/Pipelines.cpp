@@ -12,6 +12,7 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -27,6 +28,8 @@ void registerPipelineDialects(MLIRContext &context) {
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  // gpu-module-to-binary translates the kernels to LLVM IR (NVVM).
+  registerAllToLLVMIRTranslations(registry);
   context.appendDialectRegistry(registry);
 }
 

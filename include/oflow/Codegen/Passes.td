@@ -98,9 +98,61 @@ def ExpandStridedCopies : Pass<"oflow-expand-strided-copies", "mlir::func::FuncO
     The LLVM lowering turns a copy between strided memrefs into a call to
     `memrefCopy` from MLIR's C runner library, which the executable does not
     link. As a `linalg.copy` it becomes loops instead (contiguous copies stay
-    `memref.copy` and become memcpy).
+    `memref.copy` and become memcpy). With `all-copies` (the CUDA target,
+    where no host code may touch device memory) every copy becomes a
+    `linalg.copy`, so that it runs as a kernel.
   }];
+  let options = [Option<"allCopies", "all-copies", "bool", "false",
+                        "expand contiguous copies too">];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def FormGpuKernels : Pass<"oflow-form-gpu-kernels", "mlir::ModuleOp"> {
+  let summary = "host code on device buffers -> gpu.launch regions";
+  let description = [{
+    On the CUDA target the entry's buffers hold device pointers: the host
+    may only compute indices and addresses, launch kernels and call the
+    runtime. For each function with a body, after linalg became parallel
+    loops:
+    - a top-level `scf.if` (no results) is distributed into its contents:
+      pure ops move out unconditionally, an `scf.parallel` carries the
+      condition into its body, anything else is wrapped in its own `scf.if`;
+    - every top-level `scf.parallel` becomes a `gpu.launch` in which one
+      thread computes one point of the flattened iteration space
+      (`block-size` threads per block, bounds-checked);
+    - runs of other memory-touching ops (scalar code, stores of 0-d
+      results, sequential `scf.for` nests) become single-thread launches;
+    - scalars read from device memory on the host (`memref.load`), the pure
+      ops computing from them and `memref.get_global`s are rematerialized
+      inside every kernel that uses them, when the memory they read cannot
+      change in between.
+    Anything that would still touch memory on the host is an error naming
+    the op. Kernels are named `<function>_k<N>` and all go to the
+    `gpu.module @oflow_kernels` through `gpu-kernel-outlining`.
+  }];
+  let options = [Option<"blockSize", "block-size", "int64_t", "256",
+                        "threads per block of the parallel kernels">];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def EmbedFatbin : Pass<"oflow-embed-fatbin", "mlir::ModuleOp"> {
+  let summary = "PTX objects of gpu.binary -> one fatbin (cubins + PTX)";
+  let description = [{
+    After `gpu-module-to-binary{format=isa}`: each NVVM object's PTX is
+    assembled by `ptxas` for every architecture in `archs` and packed with
+    `fatbinary` together with the PTX itself (JIT-compiled by the driver on
+    newer GPUs) into one fatbin, which replaces the object (format `bin`, so
+    the host code loads it with `mgpuModuleLoad`). `toolkit` is the CUDA
+    toolkit folder (bin/ptxas, bin/fatbinary).
+  }];
+  let options = [
+    Option<"toolkit", "toolkit", "std::string", "\"/usr/local/cuda\"",
+           "the CUDA toolkit folder">,
+    ListOption<"archs", "archs", "std::string",
+               "GPU architectures to assemble cubins for (sm_80,sm_90)">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
 }
 
 #endif // OFLOW_CODEGEN_PASSES_TD

@@ -42,6 +42,20 @@ void addBufferizePipeline(mlir::OpPassManager &pm);
 /// Passes from the bufferized program to the LLVM dialect.
 void addLowerToLlvmPipeline(mlir::OpPassManager &pm);
 
+/// The CUDA toolkit folder: $CUDA_HOME, else /usr/local/cuda.
+std::string cudaToolkitPath();
+/// Fails with one error line when the toolkit lacks ptxas, fatbinary or
+/// libdevice.
+mlir::LogicalResult checkCudaToolkit(mlir::Location loc, llvm::StringRef toolkit);
+/// CUDA target, part 1: from the bufferized program to kernels (PTX in
+/// gpu.binary objects, see kernelAssembly) launched from host code.
+void addGpuKernelPipeline(mlir::OpPassManager &pm, llvm::StringRef toolkit);
+/// CUDA target, part 2: PTX -> fatbin (cubins for sm_80, sm_90 + PTX), host
+/// code -> the LLVM dialect.
+void addGpuLowerToLlvmPipeline(mlir::OpPassManager &pm, llvm::StringRef toolkit);
+/// The PTX of the kernels after addGpuKernelPipeline.
+std::string kernelAssembly(mlir::ModuleOp module);
+
 /// Reads the manifest and initial state from a module bound by
 /// oflow-bind-program-interface and planned by oflow-plan-memory, then
 /// removes what LLVM translation cannot see (variables, oflow.* attributes).
@@ -59,9 +73,10 @@ mlir::LogicalResult emitProgram(mlir::ModuleOp module, const ProgramImage &image
 
 /// Links an object with the runtime into an executable (the system C++
 /// driver; the runtime library is found next to this compiler or through
-/// OFLOW_RUNTIME_DIR).
+/// OFLOW_RUNTIME_DIR): liboflow_runtime.a, or liboflow_runtime_cuda.a for
+/// the CUDA target, with the flags of the .link file next to it.
 mlir::LogicalResult linkExecutable(mlir::Location loc, llvm::StringRef object,
-                                   llvm::StringRef output);
+                                   llvm::StringRef output, bool cuda = false);
 
 } // namespace oflow
 

@@ -14,8 +14,9 @@
 namespace oflow {
 
 /// Pipeline stages `--emit` can stop after, in pipeline order, plus the plan
-/// report.
-enum class EmitStage { Mlir, Training, Sbp, Partitioned, Linalg, Llvm, Obj, Exe, Plan };
+/// report. `Ptx` (the kernels' PTX, CUDA target only) is a side output
+/// listed after the host's LLVM IR.
+enum class EmitStage { Mlir, Training, Sbp, Partitioned, Linalg, Llvm, Ptx, Obj, Exe, Plan };
 
 /// Parses an `--emit` value; nullopt for an unknown one.
 std::optional<EmitStage> parseEmitStage(const std::string &name);

@@ -1,0 +1,352 @@
+//===- FormGpuKernels.cpp - host code on device buffers -> gpu.launch -----===//
+//
+// On the CUDA target an entry's buffers hold device pointers, so after linalg
+// became loops every top-level op that touches memory has to become (part
+// of) a kernel: parallel loops one thread per point, the rest single-thread
+// launches. See Passes.td for the steps.
+//
+//===----------------------------------------------------------------------===//
+#include "GpuKernels.h"
+#include "oflow/Codegen/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace oflow {
+#define GEN_PASS_DEF_FORMGPUKERNELS
+#include "oflow/Codegen/Passes.h.inc"
+} // namespace oflow
+
+using namespace mlir;
+
+namespace oflow {
+namespace {
+
+constexpr StringLiteral kKernelModule = "oflow_kernels";
+constexpr int64_t kMaxGridX = 2147483647; // gridDim.x limit
+
+/// Moves `ops` of a region's block into a new `scf.if cond` placed at `at`.
+scf::IfOp wrapInIf(OpBuilder &b, Location loc, Value cond, Block *from,
+                   Block::iterator begin, Block::iterator end) {
+  auto guard = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  Block *then = guard.thenBlock();
+  then->getOperations().splice(then->begin(), from->getOperations(), begin, end);
+  return guard;
+}
+
+/// Replaces a top-level `scf.if` without results by its contents, each op
+/// under the condition it ran under: pure ops run unconditionally, a
+/// parallel loop tests the condition in its body (so it stays one kernel),
+/// a nested `scf.if` gets the conjunction (and is distributed in turn), and
+/// anything else is wrapped in an `scf.if` of its own.
+LogicalResult distributeIf(scf::IfOp ifOp, SmallVectorImpl<scf::IfOp> &worklist) {
+  Location loc = ifOp.getLoc();
+  OpBuilder b(ifOp);
+  auto distribute = [&](Block *block, Value cond) -> LogicalResult {
+    for (Operation &op : llvm::make_early_inc_range(block->without_terminator())) {
+      op.moveBefore(ifOp);
+      if (isMemoryEffectFree(&op))
+        continue;
+      b.setInsertionPoint(&op);
+      if (auto par = dyn_cast<scf::ParallelOp>(op)) {
+        if (par.getNumResults())
+          return par.emitError("parallel loops with reductions are not "
+                               "supported on the CUDA target");
+        Block *body = par.getBody();
+        b.setInsertionPointToStart(body);
+        wrapInIf(b, loc, cond, body, body->begin(), std::prev(body->end()));
+        continue;
+      }
+      if (auto inner = dyn_cast<scf::IfOp>(op); inner && !inner.getNumResults()) {
+        Value innerCond = inner.getCondition();
+        Value both = arith::AndIOp::create(b, loc, cond, innerCond);
+        Block *then = inner.thenBlock();
+        worklist.push_back(
+            wrapInIf(b, loc, both, then, then->begin(), std::prev(then->end())));
+        if (Block *otherwise = inner.elseBlock()) {
+          Value yes = arith::ConstantIntOp::create(b, loc, 1, 1);
+          Value notInner = arith::XOrIOp::create(b, loc, innerCond, yes);
+          Value other = arith::AndIOp::create(b, loc, cond, notInner);
+          worklist.push_back(wrapInIf(b, loc, other, otherwise, otherwise->begin(),
+                                      std::prev(otherwise->end())));
+        }
+        inner.erase();
+        continue;
+      }
+      if (!isHostOp(&op) && op.getNumResults() == 0) {
+        wrapInIf(b, loc, cond, op.getBlock(), op.getIterator(),
+                 std::next(op.getIterator()));
+        continue;
+      }
+      return op.emitError("on the CUDA target this op cannot run under a "
+                          "condition that the host cannot evaluate");
+    }
+    return success();
+  };
+  if (failed(distribute(ifOp.thenBlock(), ifOp.getCondition())))
+    return failure();
+  if (Block *otherwise = ifOp.elseBlock()) {
+    b.setInsertionPoint(ifOp);
+    Value yes = arith::ConstantIntOp::create(b, loc, 1, 1);
+    Value notCond = arith::XOrIOp::create(b, loc, ifOp.getCondition(), yes);
+    if (failed(distribute(otherwise, notCond)))
+      return failure();
+  }
+  ifOp.erase();
+  return success();
+}
+
+struct FormGpuKernelsPass : impl::FormGpuKernelsBase<FormGpuKernelsPass> {
+  using Base::Base;
+
+  unsigned kernelCount = 0;
+
+  /// A gpu.launch before `at` (grid x block threads, 1-D) that outlining
+  /// turns into `@oflow_kernels::@<func>_k<N>`, with its terminator.
+  gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, func::FuncOp func,
+                             Value grid, Value block) {
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    MLIRContext *ctx = b.getContext();
+    auto launch = gpu::LaunchOp::create(
+        b, loc, grid, one, one, block, one, one,
+        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+        /*asyncDependencies=*/{}, /*workgroupAttributions=*/{},
+        /*privateAttributions=*/{}, nullptr, nullptr, nullptr,
+        FlatSymbolRefAttr::get(ctx, kKernelModule),
+        FlatSymbolRefAttr::get(
+            ctx, (func.getSymName() + "_k" + Twine(kernelCount++)).str()));
+    OpBuilder inner = OpBuilder::atBlockEnd(&launch.getBody().front());
+    gpu::TerminatorOp::create(inner, loc);
+    return launch;
+  }
+
+  /// One thread per point of the loop's flattened iteration space, the last
+  /// dimension varying fastest (consecutive threads, consecutive elements).
+  LogicalResult launchParallel(scf::ParallelOp par, func::FuncOp func) {
+    if (par.getNumResults())
+      return par.emitError("parallel loops with reductions are not supported "
+                           "on the CUDA target");
+    OpBuilder b(par);
+    Location loc = par.getLoc();
+    unsigned rank = par.getNumLoops();
+    SmallVector<Value> counts;
+    std::optional<int64_t> total = 1;
+    for (unsigned i = 0; i < rank; ++i) {
+      Value lb = par.getLowerBound()[i], ub = par.getUpperBound()[i],
+            step = par.getStep()[i];
+      auto clb = getConstantIntValue(lb), cub = getConstantIntValue(ub),
+           cstep = getConstantIntValue(step);
+      if (clb && cub && cstep) {
+        int64_t n = *cub > *clb ? llvm::divideCeil(*cub - *clb, *cstep) : 0;
+        counts.push_back(arith::ConstantIndexOp::create(b, loc, n));
+        if (total)
+          *total *= n;
+        continue;
+      }
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value n = arith::CeilDivSIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, ub, lb), step);
+      counts.push_back(arith::MaxSIOp::create(b, loc, n, zero));
+      total = std::nullopt;
+    }
+    if (total && *total == 0) {
+      par.erase();
+      return success();
+    }
+    Value count, grid, block;
+    bool needsBoundsCheck = true;
+    if (total) {
+      int64_t threads = std::min<int64_t>(blockSize, *total);
+      int64_t blocks = llvm::divideCeil(*total, threads);
+      if (blocks > kMaxGridX)
+        return par.emitError("this loop needs ")
+               << blocks << " thread blocks, more than a CUDA grid holds";
+      needsBoundsCheck = blocks * threads != *total;
+      count = arith::ConstantIndexOp::create(b, loc, *total);
+      grid = arith::ConstantIndexOp::create(b, loc, blocks);
+      block = arith::ConstantIndexOp::create(b, loc, threads);
+    } else {
+      count = counts.front();
+      for (Value n : ArrayRef(counts).drop_front())
+        count = arith::MulIOp::create(b, loc, count, n);
+      block = arith::ConstantIndexOp::create(b, loc, blockSize);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      // A grid of 0 blocks is a launch error: launch one idle block instead.
+      grid = arith::MaxSIOp::create(
+          b, loc, arith::CeilDivUIOp::create(b, loc, count, block), one);
+    }
+    gpu::LaunchOp launch = createLaunch(b, loc, func, grid, block);
+    Block &body = launch.getBody().front();
+    b.setInsertionPoint(body.getTerminator());
+    Value id = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, launch.getBlockIds().x,
+                              launch.getBlockSize().x),
+        launch.getThreadIds().x);
+    if (needsBoundsCheck) {
+      Value inside =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, id, count);
+      auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+      b.setInsertionPoint(guard.thenBlock()->getTerminator());
+    }
+    Block *loopBody = par.getBody();
+    Value rest = id;
+    for (int i = rank - 1; i >= 0; --i) {
+      Value index = rest;
+      if (i > 0) {
+        index = arith::RemUIOp::create(b, loc, rest, counts[i]);
+        rest = arith::DivUIOp::create(b, loc, rest, counts[i]);
+      }
+      Value lb = par.getLowerBound()[i], step = par.getStep()[i];
+      Value iv = index;
+      if (getConstantIntValue(step) != 1)
+        iv = arith::MulIOp::create(b, loc, iv, step);
+      if (getConstantIntValue(lb) != 0)
+        iv = arith::AddIOp::create(b, loc, iv, lb);
+      loopBody->getArgument(i).replaceAllUsesWith(iv);
+    }
+    Block *dest = b.getInsertionBlock();
+    dest->getOperations().splice(b.getInsertionPoint(), loopBody->getOperations(),
+                                 loopBody->begin(), std::prev(loopBody->end()));
+    par.erase();
+    return success();
+  }
+
+  /// Moves `group` (ops in block order; loads and pure ops computing from
+  /// device values are cloned, the rest moved) into one single-thread launch
+  /// placed before its last op.
+  LogicalResult launchSingleThread(ArrayRef<Operation *> group,
+                                   const llvm::DenseSet<Operation *> &cloned,
+                                   func::FuncOp func) {
+    Operation *last = group.back();
+    OpBuilder b(last);
+    Location loc = group.front()->getLoc();
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    gpu::LaunchOp launch = createLaunch(b, loc, func, one, one);
+    Operation *terminator = launch.getBody().front().getTerminator();
+    SmallVector<std::pair<Operation *, Operation *>> clones;
+    for (Operation *op : group) {
+      if (!cloned.contains(op)) {
+        op->moveBefore(terminator);
+        continue;
+      }
+      b.setInsertionPoint(terminator);
+      clones.push_back({op, b.clone(*op)});
+    }
+    for (auto [op, clone] : clones)
+      op->replaceUsesWithIf(clone->getResults(), [&](OpOperand &use) {
+        return launch->isProperAncestor(use.getOwner());
+      });
+    for (Operation *op : group) {
+      if (cloned.contains(op))
+        continue;
+      for (Operation *user : op->getUsers())
+        if (!launch->isProperAncestor(user)) {
+          InFlightDiagnostic diag = user->emitError(
+              "on the CUDA target the host cannot use a value computed on "
+              "the device");
+          diag.attachNote(op->getLoc()) << "computed here";
+          return diag;
+        }
+    }
+    return success();
+  }
+
+  /// Groups consecutive memory-touching top-level ops (with the device reads
+  /// between them) into single-thread launches.
+  LogicalResult launchRemaining(func::FuncOp func) {
+    Block &body = func.getBody().front();
+    SmallVector<Operation *> ops = llvm::map_to_vector(body, [](Operation &op) {
+      return &op;
+    });
+    // device: values that exist only on the device; computed: those that
+    // depend on a memory-touching op of a group (moved with it, not cloned).
+    llvm::DenseSet<Operation *> device, computed, cloned;
+    SmallVector<Operation *> group;
+    size_t lastWork = 0;
+    auto flush = [&]() -> LogicalResult {
+      group.resize(lastWork);
+      LogicalResult result = group.empty()
+                                 ? success()
+                                 : launchSingleThread(group, cloned, func);
+      group.clear();
+      lastWork = 0;
+      return result;
+    };
+    for (Operation *op : ops) {
+      auto dependsOn = [&](const llvm::DenseSet<Operation *> &set) {
+        return llvm::any_of(op->getOperands(), [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          return def && set.contains(def);
+        });
+      };
+      bool pure = isMemoryEffectFree(op) && op->getNumResults();
+      if (pure && dependsOn(computed)) {
+        computed.insert(op);
+        group.push_back(op);
+        continue;
+      }
+      if (isa<memref::LoadOp>(op) || (pure && dependsOn(device))) {
+        device.insert(op);
+        if (!group.empty()) {
+          group.push_back(op);
+          cloned.insert(op);
+        }
+        continue;
+      }
+      if (isMemoryEffectFree(op))
+        continue;
+      if (isHostOp(op) ||
+          isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op)) {
+        if (failed(flush()))
+          return failure();
+        continue;
+      }
+      computed.insert(op);
+      group.push_back(op);
+      lastWork = group.size();
+    }
+    return flush();
+  }
+
+  LogicalResult formKernels(func::FuncOp func) {
+    if (!func.getBody().hasOneBlock())
+      return func.emitError("oflow-form-gpu-kernels expects single-block "
+                            "functions");
+    Block &body = func.getBody().front();
+    SmallVector<scf::IfOp> ifs;
+    for (auto ifOp : body.getOps<scf::IfOp>())
+      if (!ifOp.getNumResults())
+        ifs.push_back(ifOp);
+    while (!ifs.empty())
+      if (failed(distributeIf(ifs.pop_back_val(), ifs)))
+        return failure();
+    for (auto par : llvm::make_early_inc_range(body.getOps<scf::ParallelOp>()))
+      if (failed(launchParallel(par, func)))
+        return failure();
+    if (failed(launchRemaining(func)))
+      return failure();
+    if (failed(sinkDeviceValues(func, findDeviceValues(body))))
+      return failure();
+    for (Operation &op : body)
+      if (!isHostOp(&op))
+        return op.emitError("on the CUDA target this op would touch device "
+                            "memory on the host, and oflow-form-gpu-kernels "
+                            "cannot move it into a kernel");
+    return success();
+  }
+
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      kernelCount = 0;
+      if (failed(formKernels(func)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
+} // namespace oflow

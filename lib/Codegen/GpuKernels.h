@@ -1,0 +1,33 @@
+//===- GpuKernels.h - helpers of oflow-form-gpu-kernels ---------*- C++ -*-===//
+//
+// Internal to lib/Codegen: the host/device classification of top-level ops
+// and the rematerialization of device reads inside kernels.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OFLOW_LIB_CODEGEN_GPUKERNELS_H
+#define OFLOW_LIB_CODEGEN_GPUKERNELS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace oflow {
+
+/// Ops the host may run on the CUDA target: no memory effects (index and
+/// address arithmetic, views), runtime calls, kernel launches.
+bool isHostOp(mlir::Operation *op);
+
+/// Top-level ops of `body` whose value only exists in device memory: host
+/// `memref.load`s and the pure ops computing from them.
+llvm::DenseSet<mlir::Operation *> findDeviceValues(mlir::Block &body);
+
+/// Rematerializes inside each top-level launch of `func` the device values
+/// (and `memref.get_global`s) it uses, then erases the host copies. Fails
+/// with an error naming the op when a value is needed by host code, or when
+/// a read cannot move because the memory may change before the kernel.
+mlir::LogicalResult sinkDeviceValues(mlir::func::FuncOp func,
+                                     const llvm::DenseSet<mlir::Operation *> &values);
+
+} // namespace oflow
+
+#endif

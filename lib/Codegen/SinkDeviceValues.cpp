@@ -1,0 +1,256 @@
+//===- SinkDeviceValues.cpp - host reads of device memory -> kernels ------===//
+//
+// A scalar the host reads from a program buffer (the poison flag, a 0-d
+// intermediate) lives in device memory on the CUDA target. Each kernel that
+// uses it reads it again itself: the load and the pure ops computing from it
+// are cloned into the kernel. That is only the same value when the memory
+// cannot change in between: either nothing that may write runs between the
+// host load and the kernel, or no op of the function ever writes bytes that
+// overlap what the load reads.
+//
+//===----------------------------------------------------------------------===//
+#include "GpuKernels.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include <limits>
+
+using namespace mlir;
+
+namespace oflow {
+
+bool isHostOp(Operation *op) {
+  return isa<func::CallOp, func::ReturnOp, gpu::LaunchOp>(op) ||
+         isMemoryEffectFree(op);
+}
+
+llvm::DenseSet<Operation *> findDeviceValues(Block &body) {
+  llvm::DenseSet<Operation *> values;
+  for (Operation &op : body) {
+    if (isa<memref::LoadOp>(op)) {
+      values.insert(&op);
+      continue;
+    }
+    if (!isMemoryEffectFree(&op) || op.getNumResults() == 0)
+      continue;
+    for (Value operand : op.getOperands())
+      if (Operation *def = operand.getDefiningOp(); def && values.contains(def)) {
+        values.insert(&op);
+        break;
+      }
+  }
+  return values;
+}
+
+namespace {
+
+/// A byte range [begin, end) of one entry argument.
+struct ByteRange {
+  unsigned arg;
+  int64_t begin, end;
+  bool overlaps(const ByteRange &o) const {
+    return arg == o.arg && begin < o.end && o.begin < end;
+  }
+};
+
+constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+
+/// The bytes of a function argument a memref.view covers (all of them when
+/// its offset or size is not static).
+std::optional<ByteRange> viewRange(memref::ViewOp view) {
+  auto arg = dyn_cast<BlockArgument>(view.getSource());
+  if (!arg)
+    return std::nullopt;
+  ByteRange range{arg.getArgNumber(), 0, kUnbounded};
+  auto offset = getConstantIntValue(view.getByteShift());
+  MemRefType type = view.getType();
+  if (offset && type.hasStaticShape() && type.getElementType().isIntOrFloat()) {
+    range.begin = *offset;
+    range.end = *offset + type.getNumElements() *
+                              std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  }
+  return range;
+}
+
+/// Whether any use of `memref` (or of a view of it) may write it: anything
+/// but loads, copies from it, pure ops and views counts as a write.
+bool mayBeWritten(Value memref) {
+  SmallVector<Value> worklist = {memref};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<memref::LoadOp>(user))
+        continue;
+      if (auto copy = dyn_cast<memref::CopyOp>(user);
+          copy && copy.getSource() == v)
+        continue;
+      if (isa<ViewLikeOpInterface, memref::ExtractStridedMetadataOp>(user) &&
+          !isa<memref::ExtractAlignedPointerAsIndexOp>(user)) {
+        for (Value r : user->getResults())
+          if (isa<MemRefType>(r.getType()))
+            worklist.push_back(r);
+        continue;
+      }
+      if (isMemoryEffectFree(user) &&
+          !isa<memref::ExtractAlignedPointerAsIndexOp>(user))
+        continue;
+      return true;
+    }
+  }
+  return false;
+}
+
+/// The byte ranges of the function's arguments some op may write.
+SmallVector<ByteRange> writtenRanges(func::FuncOp func) {
+  SmallVector<ByteRange> ranges;
+  for (BlockArgument arg : func.getArguments()) {
+    for (OpOperand &use : arg.getUses()) {
+      auto view = dyn_cast<memref::ViewOp>(use.getOwner());
+      std::optional<ByteRange> range = view ? viewRange(view) : std::nullopt;
+      if (!range) {
+        // Used other than through a view: assume all of it may be written.
+        if (!isMemoryEffectFree(use.getOwner()) || !view)
+          ranges.push_back({arg.getArgNumber(), 0, kUnbounded});
+        continue;
+      }
+      if (mayBeWritten(view.getResult()))
+        ranges.push_back(*range);
+    }
+  }
+  return ranges;
+}
+
+/// The argument bytes a load reads: the range of the memref.view at the root
+/// of its memref's chain of views.
+std::optional<ByteRange> readRange(memref::LoadOp load) {
+  Value v = load.getMemRef();
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto view = dyn_cast<memref::ViewOp>(def))
+      return viewRange(view);
+    auto viewLike = dyn_cast<ViewLikeOpInterface>(def);
+    if (!viewLike)
+      return std::nullopt;
+    v = viewLike.getViewSource();
+  }
+  return std::nullopt;
+}
+
+struct Sinker {
+  func::FuncOp func;
+  const llvm::DenseSet<Operation *> &values;
+  Block &body;
+  DenseMap<Operation *, unsigned> position;
+  /// writersBefore[i]: how many ops that may write memory precede op i.
+  SmallVector<unsigned> writersBefore;
+  SmallVector<ByteRange> written;
+
+  Sinker(func::FuncOp func, const llvm::DenseSet<Operation *> &values)
+      : func(func), values(values), body(func.getBody().front()),
+        written(writtenRanges(func)) {
+    unsigned count = 0;
+    for (Operation &op : body) {
+      position[&op] = writersBefore.size();
+      writersBefore.push_back(count);
+      if (!isMemoryEffectFree(&op) && !values.contains(&op))
+        ++count;
+    }
+  }
+
+  bool needsSinking(Operation *def) const {
+    return def && def->getBlock() == &body &&
+           (values.contains(def) || isa<memref::GetGlobalOp>(def));
+  }
+
+  /// Whether `load` reads the same value when it runs at `launch` instead.
+  bool sameValueAt(memref::LoadOp load, gpu::LaunchOp launch) const {
+    unsigned from = position.lookup(load) + 1, to = position.lookup(launch);
+    if (from <= to && writersBefore[to] == writersBefore[from])
+      return true;
+    std::optional<ByteRange> read = readRange(load);
+    if (!read)
+      return false;
+    return llvm::none_of(written,
+                         [&](const ByteRange &w) { return w.overlaps(*read); });
+  }
+
+  /// Clones the device value `v` (and what it is computed from) at the
+  /// builder's insertion point.
+  FailureOr<Value> materialize(Value v, gpu::LaunchOp launch, IRMapping &map,
+                               OpBuilder &b) {
+    if (Value mapped = map.lookupOrNull(v))
+      return mapped;
+    Operation *def = v.getDefiningOp();
+    if (!needsSinking(def))
+      return v;
+    if (auto load = dyn_cast<memref::LoadOp>(def);
+        load && !sameValueAt(load, launch)) {
+      InFlightDiagnostic diag = load.emitError(
+          "on the CUDA target this read of device memory must move into the "
+          "kernel that uses it, but the memory may change before that kernel");
+      diag.attachNote(launch.getLoc()) << "the kernel";
+      return diag;
+    }
+    for (Value operand : def->getOperands())
+      if (failed(materialize(operand, launch, map, b)))
+        return failure();
+    Operation *clone = b.clone(*def, map);
+    return clone->getResult(cast<OpResult>(v).getResultNumber());
+  }
+
+  LogicalResult sinkInto(gpu::LaunchOp launch) {
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(launch.getBody(), captured);
+    OpBuilder b = OpBuilder::atBlockBegin(&launch.getBody().front());
+    IRMapping map;
+    for (Value v : captured) {
+      if (!needsSinking(v.getDefiningOp()))
+        continue;
+      FailureOr<Value> inside = materialize(v, launch, map, b);
+      if (failed(inside))
+        return failure();
+      v.replaceUsesWithIf(*inside, [&](OpOperand &use) {
+        return launch->isProperAncestor(use.getOwner());
+      });
+    }
+    return success();
+  }
+
+  LogicalResult run() {
+    for (Operation &op : body)
+      if (auto launch = dyn_cast<gpu::LaunchOp>(op))
+        if (failed(sinkInto(launch)))
+          return failure();
+    // The host copies are dead now, unless host code needs them.
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body))) {
+      if (!needsSinking(&op))
+        continue;
+      if (op.use_empty()) {
+        op.erase();
+        continue;
+      }
+      if (!values.contains(&op))
+        continue;
+      Operation *user = *op.getUsers().begin();
+      InFlightDiagnostic diag = user->emitError(
+          "on the CUDA target the host cannot use a value that lives in "
+          "device memory");
+      diag.attachNote(op.getLoc()) << "read here";
+      return diag;
+    }
+    return success();
+  }
+};
+
+} // namespace
+
+LogicalResult sinkDeviceValues(func::FuncOp func,
+                               const llvm::DenseSet<Operation *> &values) {
+  return Sinker(func, values).run();
+}
+
+} // namespace oflow
