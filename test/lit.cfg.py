@@ -20,3 +20,6 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%oflow_src", config.oflow_src_root))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%nodetests", "/usr/share/libonnx-testdata/data/node"))
+# The CUDA toolkit's PTX assembler, to check the PTX the CUDA target emits.
+config.substitutions.append(
+    ("%ptxas", os.path.join(os.environ.get("CUDA_HOME") or "/usr/local/cuda", "bin", "ptxas")))

@@ -54,6 +54,35 @@ LogicalResult runTool(Location loc, StringRef tool, ArrayRef<std::string> args) 
   return success();
 }
 
+/// Runs `tool` once per argument list, concurrently.
+LogicalResult runTools(Location loc, StringRef tool,
+                       ArrayRef<SmallVector<std::string>> argLists) {
+  SmallVector<SmallVector<StringRef>> argvs;
+  for (const auto &args : argLists) {
+    argvs.push_back({tool});
+    for (const std::string &a : args)
+      argvs.back().push_back(a);
+  }
+  SmallVector<llvm::sys::ProcessInfo> running;
+  std::string message;
+  for (const auto &argv : argvs) {
+    running.push_back(llvm::sys::ExecuteNoWait(tool, argv, std::nullopt, {}, 0,
+                                               &message));
+    if (running.back().Pid == llvm::sys::ProcessInfo::InvalidPid)
+      return emitError(loc) << "cannot run " << tool << ": " << message;
+  }
+  LogicalResult result = success();
+  for (llvm::sys::ProcessInfo &p : running) {
+    llvm::sys::ProcessInfo done =
+        llvm::sys::Wait(p, /*SecondsToWait=*/std::nullopt, &message);
+    if (done.ReturnCode != 0 && succeeded(result))
+      result = emitError(loc) << llvm::sys::path::filename(tool)
+                              << " failed (exit " << done.ReturnCode << ")"
+                              << (message.empty() ? "" : ": ") << message;
+  }
+  return result;
+}
+
 struct EmbedFatbinPass : impl::EmbedFatbinBase<EmbedFatbinPass> {
   using Base::Base;
 
@@ -85,15 +114,19 @@ struct EmbedFatbinPass : impl::EmbedFatbinBase<EmbedFatbinPass> {
       os << ptx;
     }
     SmallVector<std::string> fatbinArgs = {"-64", "--create=" + *fatbinFile};
+    // One ptxas per architecture, all at once (they take seconds on big
+    // programs).
+    SmallVector<SmallVector<std::string>> ptxasArgs;
     for (const std::string &arch : arches) {
       FailureOr<std::string> cubin = temps.create(loc, "cubin");
-      if (failed(cubin) ||
-          failed(runTool(loc, ptxas,
-                         {"-arch=" + arch, "-O3", *ptxFile, "-o", *cubin})))
+      if (failed(cubin))
         return failure();
+      ptxasArgs.push_back({"-arch=" + arch, "-O3", *ptxFile, "-o", *cubin});
       fatbinArgs.push_back(
           ("--image3=kind=elf,sm=" + smNumber(arch) + ",file=" + *cubin).str());
     }
+    if (failed(runTools(loc, ptxas, ptxasArgs)))
+      return failure();
     // The PTX for the oldest architecture: the driver JIT-compiles it on
     // GPUs newer than every cubin.
     fatbinArgs.push_back(("--image3=kind=ptx,sm=" + smNumber(arches.front()) +

@@ -1,0 +1,127 @@
+// oflow-form-gpu-kernels: on the CUDA target no host op may touch device
+// memory. Parallel loops become launches with one thread per point (256 per
+// block, bounds-checked when the grid overshoots); host reads of device
+// memory and what is computed from them move into every kernel using them;
+// an scf.if on such a value is pushed into the kernels of its branch; the
+// remaining memory-touching ops become single-thread launches.
+//
+// RUN: oflow-opt %s -split-input-file -oflow-form-gpu-kernels | FileCheck %s
+
+// Parallel loops become one-thread-per-point launches.
+func.func @parallel(%arena: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c1000 = arith.constant 1000 : index
+  %cst = arith.constant 1.0 : f32
+  %a = memref.view %arena[%c0][] : memref<?xi8> to memref<4x8xf32>
+  %b = memref.view %arena[%c0][] : memref<?xi8> to memref<1000xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1) {
+    %v = memref.load %a[%i, %j] : memref<4x8xf32>
+    %w = arith.addf %v, %cst : f32
+    memref.store %w, %a[%i, %j] : memref<4x8xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c1000) step (%c1) {
+    memref.store %cst, %b[%i] : memref<1000xf32>
+    scf.reduce
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @parallel(
+// 32 points: one block of 32 threads, no bounds check; the last dimension
+// varies fastest.
+// CHECK: gpu.launch blocks(%[[BX:[a-z0-9]+]], {{.*}} threads(%[[TX:[a-z0-9]+]], {{.*}} in (%[[BS:[a-z0-9]+]] = %c32{{[_0-9]*}}, {{.*}} module(@oflow_kernels) function(@parallel_k0)
+// CHECK-NEXT: %[[BASE:.*]] = arith.muli %[[BX]], %[[BS]] : index
+// CHECK-NEXT: %[[ID:.*]] = arith.addi %[[BASE]], %[[TX]] : index
+// CHECK-NEXT: %[[J:.*]] = arith.remui %[[ID]], %{{.*}} : index
+// CHECK-NEXT: %[[I:.*]] = arith.divui %[[ID]], %{{.*}} : index
+// CHECK-NEXT: memref.load %{{.*}}[%[[I]], %[[J]]] : memref<4x8xf32>
+// CHECK-NOT: scf.if
+// CHECK: gpu.terminator
+// 1000 points: 4 blocks of 256, the 24 extra threads do nothing.
+// CHECK: gpu.launch blocks({{.*}}) in (%{{[a-z0-9]+}} = %c4{{[_0-9]*}}, {{.*}} threads({{.*}}) in (%{{[a-z0-9]+}} = %c256{{[_0-9]*}}, {{.*}} function(@parallel_k1)
+// CHECK: %[[ID:.*]] = arith.addi
+// CHECK-NEXT: %[[IN:.*]] = arith.cmpi ult, %[[ID]], %c1000{{[_0-9]*}} : index
+// CHECK-NEXT: scf.if %[[IN]] {
+// CHECK-NEXT: memref.store %{{.*}}, %{{.*}}[%[[ID]]] : memref<1000xf32>
+
+// -----
+
+// The poison pattern: a flag read on the host guards fills.
+func.func @poison(%io: memref<?xi8>, %arena: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c0_i8 = arith.constant 0 : i8
+  %c-1_i8 = arith.constant -1 : i8
+  %flagv = memref.view %io[%c0][] : memref<?xi8> to memref<i8>
+  %flag = memref.load %flagv[] : memref<i8>
+  %poison = arith.cmpi ne, %flag, %c0_i8 : i8
+  scf.if %poison {
+    %bytes = memref.view %arena[%c0][] : memref<?xi8> to memref<64xi8>
+    scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+      memref.store %c-1_i8, %bytes[%i] : memref<64xi8>
+      scf.reduce
+    }
+    %one = memref.view %arena[%c64][] : memref<?xi8> to memref<i8>
+    memref.store %c-1_i8, %one[] : memref<i8>
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @poison(
+// CHECK-NOT: memref.load
+// CHECK: %[[FLAG:.*]] = memref.view %arg0[%{{.*}}][] : memref<?xi8> to memref<i8>
+// CHECK-NOT: memref.load
+// The parallel fill tests the flag in its body: still one thread per byte.
+// CHECK: gpu.launch {{.*}} function(@poison_k0)
+// CHECK-NEXT: %[[V:.*]] = memref.load %[[FLAG]][] : memref<i8>
+// CHECK-NEXT: %[[P:.*]] = arith.cmpi ne, %[[V]], %{{.*}} : i8
+// CHECK: scf.if %[[P]] {
+// CHECK-NEXT: memref.store %{{.*}} : memref<64xi8>
+// The flag is read again by the next kernel (nothing writes it).
+// CHECK: gpu.launch {{.*}} function(@poison_k1)
+// CHECK-NEXT: %[[V:.*]] = memref.load %[[FLAG]][] : memref<i8>
+// CHECK-NEXT: %[[P:.*]] = arith.cmpi ne, %[[V]], %{{.*}} : i8
+// CHECK-NEXT: scf.if %[[P]] {
+// CHECK-NEXT: memref.store %{{.*}} : memref<i8>
+// CHECK-NOT: scf.if
+// CHECK: return
+
+// -----
+
+// Scalar code and sequential loops: single-thread launches, one per run.
+func.func @scalar(%arena: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %x = memref.view %arena[%c0][] : memref<?xi8> to memref<f32>
+  %y = memref.view %arena[%c64][] : memref<?xi8> to memref<f32>
+  %v = memref.view %arena[%c64][] : memref<?xi8> to memref<4xf32>
+  %a = memref.load %x[] : memref<f32>
+  %b = arith.mulf %a, %a : f32
+  memref.store %b, %y[] : memref<f32>
+  %c = memref.load %y[] : memref<f32>
+  %s = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %c) -> (f32) {
+    %e = memref.load %v[%i] : memref<4xf32>
+    %n = arith.addf %acc, %e : f32
+    scf.yield %n : f32
+  }
+  memref.store %s, %x[] : memref<f32>
+  return
+}
+// CHECK-LABEL: func.func @scalar(
+// CHECK: gpu.launch blocks({{.*}}) in (%{{[a-z0-9]+}} = %[[ONE:[a-z0-9_]+]], {{.*}} threads({{.*}}) in (%{{[a-z0-9]+}} = %[[ONE]], {{.*}} function(@scalar_k0)
+// The reads stay in program order between the stores.
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: scf.for
+// CHECK: memref.store
+// CHECK-NEXT: gpu.terminator
+// CHECK-NOT: gpu.launch
