@@ -125,10 +125,9 @@ SmallVector<ByteRange> writtenRanges(func::FuncOp func) {
   return ranges;
 }
 
-/// The argument bytes a load reads: the range of the memref.view at the root
-/// of its memref's chain of views.
-std::optional<ByteRange> readRange(memref::LoadOp load) {
-  Value v = load.getMemRef();
+/// The argument bytes a memref covers: the range of the memref.view at the
+/// root of its chain of views.
+std::optional<ByteRange> rootRange(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     if (auto view = dyn_cast<memref::ViewOp>(def))
       return viewRange(view);
@@ -166,12 +165,46 @@ struct Sinker {
            (values.contains(def) || isa<memref::GetGlobalOp>(def));
   }
 
-  /// Whether `load` reads the same value when it runs at `launch` instead.
+  static bool isSingleThread(gpu::LaunchOp launch) {
+    return llvm::all_of(launch.getOperands(), [](Value size) {
+      return getConstantIntValue(size) == 1;
+    });
+  }
+
+  /// Whether some op of the kernel may write bytes of `read`.
+  static bool mayWrite(gpu::LaunchOp launch, const ByteRange &read) {
+    WalkResult result = launch.getBody().walk([&](Operation *op) {
+      if (isMemoryEffectFree(op))
+        return WalkResult::advance();
+      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+      if (!effects)
+        return op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
+                   ? WalkResult::advance()
+                   : WalkResult::interrupt();
+      SmallVector<MemoryEffects::EffectInstance> instances;
+      effects.getEffects(instances);
+      for (const MemoryEffects::EffectInstance &e : instances) {
+        if (!isa<MemoryEffects::Write>(e.getEffect()))
+          continue;
+        std::optional<ByteRange> range =
+            e.getValue() ? rootRange(e.getValue()) : std::nullopt;
+        if (!range || range->overlaps(read))
+          return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return result.wasInterrupted();
+  }
+
+  /// Whether `load` reads the same value when it runs at `launch` instead:
+  /// nothing may write its bytes in between (inside a kernel of many threads,
+  /// the kernel itself neither) or anywhere in the function.
   bool sameValueAt(memref::LoadOp load, gpu::LaunchOp launch) const {
+    std::optional<ByteRange> read = rootRange(load.getMemRef());
     unsigned from = position.lookup(load) + 1, to = position.lookup(launch);
-    if (from <= to && writersBefore[to] == writersBefore[from])
+    if (from <= to && writersBefore[to] == writersBefore[from] &&
+        (isSingleThread(launch) || (read && !mayWrite(launch, *read))))
       return true;
-    std::optional<ByteRange> read = readRange(load);
     if (!read)
       return false;
     return llvm::none_of(written,

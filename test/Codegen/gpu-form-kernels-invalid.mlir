@@ -62,3 +62,22 @@ func.func @host_alloc() {
   %buffer = memref.alloc() : memref<16xf32>
   return
 }
+
+// -----
+
+// Threads of the kernel that uses the value would overwrite it.
+func.func @overwritten_by_its_kernel(%arena: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %s = memref.view %arena[%c0][] : memref<?xi8> to memref<f32>
+  %v = memref.view %arena[%c0][] : memref<?xi8> to memref<8xf32>
+  // expected-error @+1 {{on the CUDA target this read of device memory must move into the kernel that uses it, but the memory may change before that kernel}}
+  %x = memref.load %s[] : memref<f32>
+  // expected-note @+1 {{the kernel}}
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    memref.store %x, %v[%i] : memref<8xf32>
+    scf.reduce
+  }
+  return
+}

@@ -125,3 +125,32 @@ func.func @scalar(%arena: memref<?xi8>) {
 // CHECK: memref.store
 // CHECK-NEXT: gpu.terminator
 // CHECK-NOT: gpu.launch
+
+// -----
+
+// A scalar of the arena read just before the kernel that uses it, which
+// writes other bytes: it moves in.
+func.func @read_then_use(%arena: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %s = memref.view %arena[%c0][] : memref<?xi8> to memref<f32>
+  %v = memref.view %arena[%c64][] : memref<?xi8> to memref<8xf32>
+  %cst = arith.constant 2.0 : f32
+  memref.store %cst, %s[] : memref<f32>
+  %x = memref.load %s[] : memref<f32>
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    memref.store %x, %v[%i] : memref<8xf32>
+    scf.reduce
+  }
+  return
+}
+// CHECK-LABEL: func.func @read_then_use(
+// CHECK: gpu.launch {{.*}} function(@read_then_use_k1)
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: gpu.terminator
+// CHECK-NOT: memref.load
+// CHECK: gpu.launch {{.*}} function(@read_then_use_k0)
+// CHECK-NEXT: %[[X:.*]] = memref.load %{{.*}}[] : memref<f32>
+// CHECK: memref.store %[[X]], %{{.*}}[%{{.*}}] : memref<8xf32>
