@@ -97,6 +97,55 @@ LogicalResult distributeIf(scf::IfOp ifOp, SmallVectorImpl<scf::IfOp> &worklist)
   return success();
 }
 
+/// `for (i) { reads; parallel (j) { body } }` -> `parallel (j) { for (i)
+/// { reads; body } }` when the parallel bounds do not depend on i (nests of
+/// such loops from the inside out): linalg ops whose leading loops reduce,
+/// and scatter-adds, then run one thread per parallel point instead of one
+/// thread in all. Valid because parallel iterations touch disjoint outputs
+/// for every i. Returns the new parallel loop, or null.
+scf::ParallelOp hoistParallel(scf::ForOp forOp) {
+  if (forOp.getNumResults())
+    return nullptr;
+  Operation *inner = nullptr;
+  SmallVector<memref::LoadOp> reads;
+  for (Operation &op : forOp.getBody()->without_terminator()) {
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      reads.push_back(load);
+    if (isMemoryEffectFree(&op) || isa<memref::LoadOp>(op))
+      continue;
+    if (inner)
+      return nullptr;
+    inner = &op;
+  }
+  if (auto innerFor = dyn_cast_or_null<scf::ForOp>(inner))
+    inner = hoistParallel(innerFor);
+  auto par = dyn_cast_or_null<scf::ParallelOp>(inner);
+  if (!par || par.getNumResults() ||
+      !llvm::all_of(par.getOperands(),
+                    [&](Value v) { return forOp.isDefinedOutsideOfLoop(v); }))
+    return nullptr;
+  // The reads before the parallel loop run in every thread after the
+  // interchange: what they read must not be what other threads write.
+  for (memref::LoadOp load : reads) {
+    std::optional<ByteRange> range = rootRange(load.getMemRef());
+    if (!range || mayWrite(par, *range))
+      return nullptr;
+  }
+  OpBuilder b(forOp);
+  auto outer = scf::ParallelOp::create(b, par.getLoc(), par.getLowerBound(),
+                                       par.getUpperBound(), par.getStep());
+  forOp->moveBefore(outer.getBody()->getTerminator());
+  Block *body = par.getBody();
+  for (auto [from, to] :
+       llvm::zip(body->getArguments(), outer.getBody()->getArguments()))
+    from.replaceAllUsesWith(to);
+  par->getBlock()->getOperations().splice(par->getIterator(),
+                                          body->getOperations(), body->begin(),
+                                          std::prev(body->end()));
+  par.erase();
+  return outer;
+}
+
 struct FormGpuKernelsPass : impl::FormGpuKernelsBase<FormGpuKernelsPass> {
   using Base::Base;
 
@@ -322,6 +371,8 @@ struct FormGpuKernelsPass : impl::FormGpuKernelsBase<FormGpuKernelsPass> {
     while (!ifs.empty())
       if (failed(distributeIf(ifs.pop_back_val(), ifs)))
         return failure();
+    for (auto forOp : llvm::make_early_inc_range(body.getOps<scf::ForOp>()))
+      hoistParallel(forOp);
     for (auto par : llvm::make_early_inc_range(body.getOps<scf::ParallelOp>()))
       if (failed(launchParallel(par, func)))
         return failure();

@@ -11,6 +11,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <optional>
+
 namespace oflow {
 
 /// Ops the host may run on the CUDA target: no memory effects (index and
@@ -20,6 +22,23 @@ bool isHostOp(mlir::Operation *op);
 /// Top-level ops of `body` whose value only exists in device memory: host
 /// `memref.load`s and the pure ops computing from them.
 llvm::DenseSet<mlir::Operation *> findDeviceValues(mlir::Block &body);
+
+/// A byte range [begin, end) of one function argument (a program buffer).
+struct ByteRange {
+  unsigned arg;
+  int64_t begin, end;
+  bool overlaps(const ByteRange &o) const {
+    return arg == o.arg && begin < o.end && o.begin < end;
+  }
+};
+
+/// The bytes a memref covers: the range of the memref.view of a function
+/// argument at the root of its chain of views (all of the argument when the
+/// view's offset or size is not static); nullopt when it has no such root.
+std::optional<ByteRange> rootRange(mlir::Value memref);
+
+/// Whether some op nested in `root` may write bytes of `range`.
+bool mayWrite(mlir::Operation *root, const ByteRange &range);
 
 /// Rematerializes inside each top-level launch of `func` the device values
 /// (and `memref.get_global`s) it uses, then erases the host copies. Fails

@@ -48,15 +48,6 @@ llvm::DenseSet<Operation *> findDeviceValues(Block &body) {
 
 namespace {
 
-/// A byte range [begin, end) of one entry argument.
-struct ByteRange {
-  unsigned arg;
-  int64_t begin, end;
-  bool overlaps(const ByteRange &o) const {
-    return arg == o.arg && begin < o.end && o.begin < end;
-  }
-};
-
 constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
 
 /// The bytes of a function argument a memref.view covers (all of them when
@@ -125,8 +116,8 @@ SmallVector<ByteRange> writtenRanges(func::FuncOp func) {
   return ranges;
 }
 
-/// The argument bytes a memref covers: the range of the memref.view at the
-/// root of its chain of views.
+} // namespace
+
 std::optional<ByteRange> rootRange(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     if (auto view = dyn_cast<memref::ViewOp>(def))
@@ -138,6 +129,32 @@ std::optional<ByteRange> rootRange(Value v) {
   }
   return std::nullopt;
 }
+
+bool mayWrite(Operation *root, const ByteRange &read) {
+  WalkResult result = root->walk([&](Operation *op) {
+    if (isMemoryEffectFree(op))
+      return WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects)
+      return op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
+                 ? WalkResult::advance()
+                 : WalkResult::interrupt();
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (const MemoryEffects::EffectInstance &e : instances) {
+      if (!isa<MemoryEffects::Write>(e.getEffect()))
+        continue;
+      std::optional<ByteRange> range =
+          e.getValue() ? rootRange(e.getValue()) : std::nullopt;
+      if (!range || range->overlaps(read))
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
+namespace {
 
 struct Sinker {
   func::FuncOp func;
@@ -169,31 +186,6 @@ struct Sinker {
     return llvm::all_of(launch.getOperands(), [](Value size) {
       return getConstantIntValue(size) == 1;
     });
-  }
-
-  /// Whether some op of the kernel may write bytes of `read`.
-  static bool mayWrite(gpu::LaunchOp launch, const ByteRange &read) {
-    WalkResult result = launch.getBody().walk([&](Operation *op) {
-      if (isMemoryEffectFree(op))
-        return WalkResult::advance();
-      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-      if (!effects)
-        return op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
-                   ? WalkResult::advance()
-                   : WalkResult::interrupt();
-      SmallVector<MemoryEffects::EffectInstance> instances;
-      effects.getEffects(instances);
-      for (const MemoryEffects::EffectInstance &e : instances) {
-        if (!isa<MemoryEffects::Write>(e.getEffect()))
-          continue;
-        std::optional<ByteRange> range =
-            e.getValue() ? rootRange(e.getValue()) : std::nullopt;
-        if (!range || range->overlaps(read))
-          return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
-    return result.wasInterrupted();
   }
 
   /// Whether `load` reads the same value when it runs at `launch` instead:

@@ -154,3 +154,32 @@ func.func @read_then_use(%arena: memref<?xi8>) {
 // CHECK: gpu.launch {{.*}} function(@read_then_use_k0)
 // CHECK-NEXT: %[[X:.*]] = memref.load %{{.*}}[] : memref<f32>
 // CHECK: memref.store %[[X]], %{{.*}}[%{{.*}}] : memref<8xf32>
+
+// -----
+
+// A reduction over the leading dimension: the sequential loop moves inside,
+// one thread per output element.
+func.func @column_sum(%arena: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %in = memref.view %arena[%c0][] : memref<?xi8> to memref<8x64xf32>
+  %out = memref.view %arena[%c0][] : memref<?xi8> to memref<64xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    scf.parallel (%j) = (%c0) to (%c64) step (%c1) {
+      %a = memref.load %in[%i, %j] : memref<8x64xf32>
+      %b = memref.load %out[%j] : memref<64xf32>
+      %s = arith.addf %a, %b : f32
+      memref.store %s, %out[%j] : memref<64xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+// CHECK-LABEL: func.func @column_sum(
+// CHECK: gpu.launch blocks({{.*}}) in (%{{[a-z0-9]+}} = %c1{{[_0-9]*}}, {{.*}} threads({{.*}}) in (%{{[a-z0-9]+}} = %c64{{[_0-9]*}}, {{.*}} function(@column_sum_k0)
+// CHECK: %[[J:.*]] = arith.addi
+// CHECK-NEXT: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT: memref.load %{{.*}}[%[[I]], %[[J]]] : memref<8x64xf32>
+// CHECK-NOT: gpu.launch

@@ -117,6 +117,9 @@ def FormGpuKernels : Pass<"oflow-form-gpu-kernels", "mlir::ModuleOp"> {
     - a top-level `scf.if` (no results) is distributed into its contents:
       pure ops move out unconditionally, an `scf.parallel` carries the
       condition into its body, anything else is wrapped in its own `scf.if`;
+    - a top-level `scf.for` nest around one `scf.parallel` (reductions over
+      leading dimensions, scatter-adds) is interchanged to put the parallel
+      loop outside;
     - every top-level `scf.parallel` becomes a `gpu.launch` in which one
       thread computes one point of the flattened iteration space
       (`block-size` threads per block, bounds-checked);
