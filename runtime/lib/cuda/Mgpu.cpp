@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 #include "../ModuleRegistry.h"
 #include "CudaContext.h"
+#include "oflow_rt/abi.h" // the declarations: a signature that drifts fails to compile
 
 #include <cuda.h> // driver types only (no libcuda link)
 
@@ -116,8 +117,12 @@ template <typename Fn> Fn driverEntry(const char *symbol) {
   return reinterpret_cast<Fn>(fn);
 }
 
+// mgpuMemAlloc's blocks and their sizes (for the accounting at free).
 std::mutex gAllocMutex;
-std::map<void *, size_t> *gAllocs = new std::map<void *, size_t>;
+std::map<void *, size_t> &allocations() {
+  static auto *m = new std::map<void *, size_t>;
+  return *m;
+}
 } // namespace
 
 extern "C" {
@@ -192,7 +197,7 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/, bool isHostShared) {
     check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize (mgpuMemAlloc)");
     check(cudaMallocManaged(&p, sizeBytes, cudaMemAttachGlobal), "cudaMallocManaged");
     std::lock_guard<std::mutex> lock(gAllocMutex);
-    (*gAllocs)[p] = sizeBytes;
+    allocations()[p] = sizeBytes;
     ctx.liveBytes += sizeBytes;
     ctx.peakBytes = std::max(ctx.peakBytes, ctx.liveBytes);
     return p;
@@ -203,7 +208,7 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/, bool isHostShared) {
     fatal(e.what());
   }
   std::lock_guard<std::mutex> lock(gAllocMutex);
-  (*gAllocs)[p] = sizeBytes;
+  allocations()[p] = sizeBytes;
   return p;
 }
 
@@ -217,11 +222,11 @@ void mgpuMemFree(void *ptr, void * /*stream*/) {
   size_t bytes = 0;
   {
     std::lock_guard<std::mutex> lock(gAllocMutex);
-    auto it = gAllocs->find(ptr);
-    if (it == gAllocs->end())
+    auto it = allocations().find(ptr);
+    if (it == allocations().end())
       fatal("mgpuMemFree of a pointer mgpuMemAlloc did not return");
     bytes = it->second;
-    gAllocs->erase(it);
+    allocations().erase(it);
   }
   release(ptr, bytes);
 }

@@ -6,7 +6,9 @@
 //     once, io inputs in / outputs out per call, state read back lazily,
 //     host changes uploaded, --check-memory's arena poison),
 //   - the mgpu* wrappers: a hand-written PTX kernel recorded by a global
-//     constructor (before main, as generated code does) and launched,
+//     constructor (before main, as generated code does) and launched (as
+//     PTX through mgpuModuleLoadJIT and as a blob through mgpuModuleLoad),
+//     mgpuMemAlloc/Memset32/Memcpy/MemFree,
 //   - oflow_rt_sgemm / _batched against a CPU reference (every
 //     transposition, leading dims > minimal, alpha/beta, misaligned
 //     pointers, strided batches, k = 0, TF32),
@@ -34,24 +36,7 @@
 #include <string>
 #include <vector>
 
-extern "C" {
-char *oflow_manifest_buffer(void); // check_program.c
-void *mgpuModuleLoad(void *data, size_t size);
-void *mgpuModuleLoadJIT(void *data, int optLevel);
-void mgpuModuleUnload(void *module);
-void *mgpuModuleGetFunction(void *module, const char *name);
-void *mgpuStreamCreate();
-void mgpuStreamSynchronize(void *stream);
-void mgpuStreamDestroy(void *stream);
-void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
-                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
-                      intptr_t blockZ, int32_t smem, void *stream,
-                      void **params, void **extra, size_t paramsCount);
-void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared);
-void mgpuMemFree(void *ptr, void *stream);
-void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream);
-void mgpuMemset32(void *dst, unsigned value, size_t count, void *stream);
-}
+extern "C" char *oflow_manifest_buffer(void); // check_program.c
 
 namespace {
 using namespace oflow_rt;
@@ -173,6 +158,17 @@ void checkProgram(Program &p) {
   for (uint8_t b : arena)
     ok &= b == 0xFF;
   expect(ok, "poisonArena fills the arena with 0xFF");
+  // mgpuMemAlloc / Memset32 / Memcpy / MemFree (null stream = compute stream).
+  void *d = mgpuMemAlloc(64, nullptr, false);
+  mgpuMemset32(d, 0x3f800000u, 16, nullptr); // 1.0f
+  float h[16] = {0};
+  mgpuMemcpy(h, d, 64, nullptr);
+  cuda::check(cudaStreamSynchronize(cuda::context("check").stream), "cudaStreamSynchronize");
+  ok = true;
+  for (float v : h)
+    ok &= v == 1.0f;
+  expect(ok, "mgpuMemAlloc + mgpuMemset32 + mgpuMemcpy");
+  mgpuMemFree(d, nullptr);
   std::string json = p.deviceJsonFields();
   expect(json.find("\"device_bytes\": ") != std::string::npos,
          "device_bytes in the JSON fields: " + json);
