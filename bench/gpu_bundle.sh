@@ -200,4 +200,12 @@ if ((size > LIMIT_MIB * 1024 * 1024)); then
   echo "gpu_bundle: $OUT is larger than $LIMIT_MIB MiB" >&2
   exit 1
 fi
+# The device tool sends the working tree (tracked + untracked, not ignored) and the
+# carried paths: 64 MiB together.
+tree=$(git ls-files -z --cached --others --exclude-standard | xargs -0 du -cb 2>/dev/null | tail -n 1 | cut -f1)
+log "working tree that travels: $((tree / 1024)) KiB; with the bundle: $(((tree + size) / 1024 / 1024)) MiB of 64"
+if ((tree + size > 64 * 1024 * 1024)); then
+  echo "gpu_bundle: working tree + bundle exceed the device tool's 64 MiB" >&2
+  exit 1
+fi
 log "done; on the GPU machine: bash bench/gpu_check.sh $OUT$( ((DRY)) && echo ' --cpu-dry-run')"

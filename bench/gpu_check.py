@@ -395,7 +395,7 @@ def cmd_gpt2_torch(a):
     for mode in a.modes.split(","):
         kind, precision = mode.split("-")
         name = "gpt2-torch-%s" % mode
-        res = {"impl": "torch " + ("torch.compile" if kind == "compile" else "eager"),
+        res = {"impl": "torch.compile" if kind == "compile" else "torch eager",
                "mode": mode, "precision": precision, "device": a.device, "steps": a.steps,
                "warmup": a.warmup, "tokens_per_step": cfg["batch"] * cfg["block"],
                "torch": torch.__version__}
@@ -404,8 +404,6 @@ def cmd_gpt2_torch(a):
             print("  %s: n/a (%s)" % (mode, res["unsupported"]))
             write_result(a.res, name, res)
             continue
-        if precision == "bf16" and a.device == "cpu" and kind == "compile":
-            pass
         try:
             torch_setup(a.device, precision)
             model = M.load_weights(M.GPT2S(cfg), named)
@@ -434,6 +432,10 @@ def fmt_rel(x):
     if x == float("inf"):
         return "inf"
     return "%.1e" % x
+
+
+def fmt_pct(x):
+    return "%.1f%%" % (100 * x) if x >= 1e-3 else "%.2g%%" % (100 * x)
 
 
 def fmt_bytes(x, unit=2 ** 30, digits=2):
@@ -551,7 +553,7 @@ def cmd_report(a):
         for mode in ("eager-fp32", "eager-tf32", "compile-tf32", "eager-bf16", "compile-bf16"):
             kind, prec = mode.split("-")
             name = "gpt2-torch-" + mode
-            rows.append(("torch " + ("torch.compile" if kind == "compile" else "eager"),
+            rows.append(("torch.compile" if kind == "compile" else "torch eager",
                          prec + (" (TF32 off)" if prec == "fp32" else ""), prec, name,
                          read_result(res, name)))
         ref = read_result(res, "gpt2-torch-eager-fp32") or {}
@@ -571,8 +573,8 @@ def cmd_report(a):
                 vs = compiled.get(prec)
                 rel = max_rel(r.get("losses"), ref.get("losses")) if name != "gpt2-torch-eager-fp32" else None
                 losses = r.get("losses") or []
-                L.append("| %s | %s | %s | %.1f | %.0f | %.1f%% | %s | %s | %.2f | %s | %s |" % (
-                    impl, plabel, st, 1e3 * step, tps[name], 100 * mfu,
+                L.append("| %s | %s | %s | %.1f | %.0f | %s | %s | %s | %.2f | %s | %s |" % (
+                    impl, plabel, st, 1e3 * step, tps[name], fmt_pct(mfu),
                     fmt_bytes(r.get("device_bytes")),
                     "%.2fx" % (tps[name] / vs) if vs else "n/a",
                     r.get("first_step_s") or 0.0,

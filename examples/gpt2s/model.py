@@ -85,7 +85,7 @@ def load_weights(model, named_arrays):
         for name, a in named_arrays:
             t = state[name]
             assert tuple(t.shape) == a.shape, (name, tuple(t.shape), a.shape)
-            t.copy_(torch.from_numpy(np.ascontiguousarray(a)))
+            t.copy_(torch.from_numpy(np.array(a)))
             seen.add(name)
     missing = set(state) - seen
     assert not missing, "no initial value for %s" % sorted(missing)
