@@ -108,6 +108,11 @@ def run_oflow(exe, args, log, timeout):
     """Run an oflow executable; return (records, error)."""
     if not os.path.exists(exe):
         return None, "not in the bundle"
+    # gpu_check.sh may have cut this part's `timeout` to the budget left: stop the
+    # executable ourselves a little earlier, so that it is not left running.
+    outer = int(os.environ.get("GPU_CHECK_PART_TIMEOUT", "0") or 0)
+    if outer > 0:
+        timeout = max(1, min(timeout, outer - 5))
     if os.path.exists(log):
         os.remove(log)
     try:
@@ -248,9 +253,9 @@ def cmd_ldd(a):
             p = subprocess.run(["ldd", exe], capture_output=True, text=True, timeout=30)
             lines = p.stdout.splitlines()
             missing = sorted({l.split()[0] for l in lines if "not found" in l})
+            libdir = os.path.abspath(os.environ.get("GPU_CHECK_LIBDIR", os.path.join(a.bundle, "lib")))
             from_bundle = sorted({l.split()[0] for l in lines
-                                  if "=>" in l and os.path.abspath(a.bundle) in
-                                  os.path.abspath(l.split("=>")[1].split()[0] or "/")})
+                                  if "=>" in l and l.split("=>")[1].split()[0].startswith(libdir + "/")})
             cuda = sorted({l.split()[0] for l in lines
                            if any(s in l for s in ("libcu", "libnccl", "libnv"))})
             out[name] = {"missing": missing, "from_bundle": from_bundle, "cuda": cuda,
@@ -490,11 +495,12 @@ def cmd_report(a):
     if not ldd:
         L.append("ldd part: %s" % part_status.get("ldd", "no result"))
     else:
-        L.append("| executable | missing | CUDA libraries resolved |")
-        L.append("|---|---|---|")
+        L.append("| executable | missing | from the bundle | CUDA libraries resolved |")
+        L.append("|---|---|---:|---|")
         for name, r in sorted(ldd.items()):
-            L.append("| %s | %s | %s |" % (name, ", ".join(r.get("missing", [])) or "none",
-                                          ", ".join(r.get("cuda", [])) or "-"))
+            L.append("| %s | %s | %d | %s |" % (name, ", ".join(r.get("missing", [])) or "none",
+                                               len(r.get("from_bundle", [])),
+                                               ", ".join(r.get("cuda", [])) or "-"))
     L.append("")
     L.append("### Examples: loss trajectories (AdamW, shipped data; max relative difference over all steps)")
     L.append("")

@@ -6,7 +6,8 @@
 #
 # Options: --budget SECONDS (default 285: every part's timeout is cut to what is
 # left of it, keeping 15 s for the table), --python PY (default python3 on the
-# GPU machine, /usr/bin/python3 in the dry run).
+# GPU machine, /usr/bin/python3 in the dry run), --keep (keep the results
+# folder in /tmp; by default it is removed at the end).
 #
 # Parts, in this order, each under `timeout`, each writing its own result:
 #   env, ldd, example mlp|cnn|gpt, gpt2-weights, gpt2-oflow fp32,
@@ -24,11 +25,13 @@ BUNDLE=""
 DRY=0
 BUDGET=285
 PY=""
+KEEP=0
 while (($#)); do
   case "$1" in
     --cpu-dry-run) DRY=1 ;;
     --budget) BUDGET=$2; shift ;;
     --python) PY=$2; shift ;;
+    --keep) KEEP=1 ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d'; exit 0 ;;
     -*) echo "gpu_check: unknown option '$1'" >&2; exit 2 ;;
     *) BUNDLE=$1 ;;
@@ -51,9 +54,14 @@ exec > >(tee -a "$LOG") 2>&1
 
 say() { printf '[gpu_check %3ss] %s\n' "$SECONDS" "$*"; }
 
-# --- library path: the bundle's, then the CUDA libraries torch's wheels (or a
-# toolkit, or the driver folder) provide on this machine.
+# --- library path: the bundle's (unpacked from lib.tar.gz), then the CUDA
+# libraries torch's wheels (or a toolkit, or the driver folder) provide here.
 LIBDIRS=$BUNDLE/lib
+if [ -f "$BUNDLE/lib.tar.gz" ]; then
+  if tar -C "$RES" -xzf "$BUNDLE/lib.tar.gz"; then LIBDIRS=$RES/lib
+  else echo "gpu_check: cannot unpack $BUNDLE/lib.tar.gz: the executables may miss libraries"; fi
+fi
+export GPU_CHECK_LIBDIR=$LIBDIRS
 if ((!DRY)); then
   extra=$(timeout 60 "$PY" - <<'EOF' 2>/dev/null
 import glob, os, site, sys
@@ -105,7 +113,7 @@ part() {
   local t=$want; ((t > left)) && t=$left
   say "$name: start (timeout ${t}s)"
   local t0=$SECONDS rc
-  timeout -k 5 "$t" "$@" >"$RES/$name.out" 2>&1
+  GPU_CHECK_PART_TIMEOUT=$t timeout -k 5 "$t" "$@" >"$RES/$name.out" 2>&1
   rc=$?
   sed 's/^/    /' "$RES/$name.out" | tail -n 25
   local status=ok
@@ -178,4 +186,5 @@ fi
 say "done in ${SECONDS}s$( ((FAILED)) && echo ', some parts FAILED')"
 # The log goes last, so that it holds the line above.
 if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then sleep 0.2; cp "$LOG" "$OUT/gpu_check.log" 2>/dev/null; fi
+if ((KEEP)); then echo "results kept in $RES"; else rm -rf "$RES"; fi
 exit $FAILED
