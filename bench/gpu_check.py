@@ -104,6 +104,15 @@ def last_line(text):
     return lines[-1][:300] if lines else ""
 
 
+def exe_env():
+    """The environment of the oflow executables: the bundle's library path first."""
+    env = dict(os.environ)
+    path = os.environ.get("GPU_CHECK_LD_LIBRARY_PATH")
+    if path:
+        env["LD_LIBRARY_PATH"] = path
+    return env
+
+
 def run_oflow(exe, args, log, timeout):
     """Run an oflow executable; return (records, error)."""
     if not os.path.exists(exe):
@@ -117,7 +126,7 @@ def run_oflow(exe, args, log, timeout):
         os.remove(log)
     try:
         p = subprocess.run([exe] + args + ["--log-json", log], capture_output=True, text=True,
-                           timeout=timeout)
+                           timeout=timeout, env=exe_env())
     except subprocess.TimeoutExpired:
         return None, "timed out after %ds" % timeout
     if p.returncode != 0:
@@ -144,6 +153,8 @@ def import_path(name, path):
 
 def torch_setup(device, precision):
     import torch
+    if device == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("torch %s sees no CUDA device" % torch.__version__)
     if device == "cuda":
         tf32 = precision in ("tf32", "bf16")
         torch.backends.cuda.matmul.allow_tf32 = tf32
@@ -237,7 +248,7 @@ def cmd_env(a):
         info["onnx"] = onnx.__version__
     except Exception as e:  # report whatever was found
         info["import_error"] = "%s: %s" % (e.__class__.__name__, e)
-    info["ld_library_path"] = os.environ.get("LD_LIBRARY_PATH", "")
+    info["ld_library_path"] = os.environ.get("GPU_CHECK_LD_LIBRARY_PATH", "")
     write_result(a.res, "env", info)
     for k, v in info.items():
         print("  %s: %s" % (k, v))
@@ -250,9 +261,11 @@ def cmd_ldd(a):
     for exe in exes:
         name = os.path.basename(exe)
         try:
-            p = subprocess.run(["ldd", exe], capture_output=True, text=True, timeout=30)
-            lines = p.stdout.splitlines()
-            missing = sorted({l.split()[0] for l in lines if "not found" in l})
+            p = subprocess.run(["ldd", exe], capture_output=True, text=True, timeout=30,
+                               env=exe_env())
+            lines = (p.stdout + p.stderr).splitlines()
+            missing = sorted({l.strip().split()[0] if "=>" in l else l.strip()[:160]
+                              for l in lines if "not found" in l})
             libdir = os.path.abspath(os.environ.get("GPU_CHECK_LIBDIR", os.path.join(a.bundle, "lib")))
             from_bundle = sorted({l.split()[0] for l in lines
                                   if "=>" in l and l.split("=>")[1].split()[0].startswith(libdir + "/")})
@@ -265,6 +278,10 @@ def cmd_ldd(a):
         status = "MISSING " + ", ".join(out[name]["missing"]) if out[name].get("missing") else "ok"
         print("  %-12s %s  (CUDA libs: %s)" % (name, status, ", ".join(out[name].get("cuda", [])) or "none"))
     write_result(a.res, "ldd", {"executables": out, "target": b.get("target")})
+    missing = sorted(n for n, r in out.items() if r.get("missing") or r.get("error"))
+    if missing:
+        print("  FAILED: unresolved libraries in " + ", ".join(missing))
+    return 1 if missing else 0
 
 
 def cmd_example(a):
@@ -317,6 +334,10 @@ def cmd_example(a):
         res["torch_error"] = "%s: %s" % (e.__class__.__name__, str(e)[:300])
         print("  torch: " + res["torch_error"])
     write_result(a.res, "example-" + a.name, res)
+    errors = ["%s: %s" % (k.split("_")[0], res[k]) for k in ("oflow_error", "torch_error") if k in res]
+    if errors:
+        print("  FAILED: " + "; ".join(errors))
+    return 1 if errors else 0
 
 
 def gpt2_config(bundle):
@@ -379,6 +400,7 @@ def cmd_gpt2_oflow(a):
         print("  losses %s" % " ".join("%.4f" % x for x in res["losses"]))
         print("  step times (ms) %s" % " ".join("%.1f" % (1e3 * x) for x in res["step_times_s"]))
     write_result(a.res, "gpt2-oflow-" + a.precision, res)
+    return 1 if err else 0
 
 
 def cmd_gpt2_torch(a):
@@ -397,6 +419,7 @@ def cmd_gpt2_torch(a):
         source = "weights.py"
     print("  weights from %s (%.1f s)" % (source, time.time() - t))
     data = [np.load(os.path.join(a.bundle, p)) for p in g["data"].values()]
+    failed = 0
     for mode in a.modes.split(","):
         kind, precision = mode.split("-")
         name = "gpt2-torch-%s" % mode
@@ -423,10 +446,12 @@ def cmd_gpt2_torch(a):
         except Exception as e:
             res["error"] = "%s: %s" % (e.__class__.__name__, last_line(str(e)))
             print("  %s: %s" % (mode, res["error"]))
+            failed = 1
         write_result(a.res, name, res)
         model = None
         if a.device == "cuda":
             torch.cuda.empty_cache()
+    return failed
 
 
 # ----------------------------------------------------------------------------- report
@@ -447,9 +472,9 @@ def fmt_bytes(x, unit=2 ** 30, digits=2):
     return "n/a" if x is None else ("%.*f" % (digits, x / unit))
 
 
-def status_of(part_status, name, result, err_key="error"):
+def status_of(part_status, name, result, err_key="error", group=None):
     """ok | n/a: ... | failed: ... | timeout | skipped: ... from the shell's status file and the result."""
-    st = part_status.get(name)
+    st = part_status.get(name, part_status.get(group))
     if result and result.get("unsupported"):
         return "n/a: " + result["unsupported"]
     if result and result.get(err_key):
@@ -509,9 +534,14 @@ def cmd_report(a):
     loss_goal = []
     for ex in sorted(b.get("examples", {})):
         r = read_result(res, "example-" + ex)
-        st = status_of(part_status, "example-" + ex, r, "oflow_error")
-        if r and r.get("torch_error"):
-            st += "; torch failed: " + r["torch_error"]
+        if r and r.get("oflow_error"):
+            st = "failed: " + r["oflow_error"]
+        elif r and r.get("torch_error"):
+            st = "oflow ok; torch failed: " + r["torch_error"]
+        elif r and part_status.get("example-" + ex, "ok").startswith("timeout"):
+            st = part_status["example-" + ex] + " (in torch)"
+        else:
+            st = status_of(part_status, "example-" + ex, r)
         missing = ldd.get(ex, {}).get("missing")
         if missing:
             st += " (missing: %s)" % ", ".join(missing)
@@ -570,7 +600,8 @@ def cmd_report(a):
         compiled = {"fp32": tps.get("gpt2-torch-compile-tf32"), "tf32": tps.get("gpt2-torch-compile-tf32"),
                     "bf16": tps.get("gpt2-torch-compile-bf16")}
         for impl, plabel, prec, name, r in rows:
-            st = status_of(part_status, name, r)
+            st = status_of(part_status, name, r,
+                           group="gpt2-torch-eager" if name.startswith("gpt2-torch-eager") else None)
             r = r or {}
             if name in tps:
                 step = statistics.median(r["step_times_s"])
@@ -613,10 +644,18 @@ def cmd_report(a):
 
     def verdict(ok):
         return "n/a" if ok is None else ("met" if ok else "NOT met")
-    bad = [(n, v) for n, v in loss_goal if v is None or v > LOSS_RTOL_GOAL]
-    vals = [v for _, v in loss_goal if v is not None]
+    bad = [n for n, v in loss_goal if v is not None and v > LOSS_RTOL_GOAL]
+    unmeasured = [n for n, v in loss_goal if v is None]
+    if bad:
+        loss_verdict = "NOT met"
+    elif len(unmeasured) == len(loss_goal):
+        loss_verdict = "n/a"
+    elif unmeasured:
+        loss_verdict = "met where measured (not measured: %s)" % ", ".join(unmeasured)
+    else:
+        loss_verdict = "met"
     L.append("- loss within %g relative of PyTorch (fp32): %s (%s)" % (
-        LOSS_RTOL_GOAL, verdict(None if not vals else not bad),
+        LOSS_RTOL_GOAL, loss_verdict,
         ", ".join("%s %s" % (n, fmt_rel(v)) for n, v in loss_goal) or "no results"))
     if cfg:
         o = (of32 or {}).get("_vs") if of32 else None

@@ -95,10 +95,12 @@ EOF
     [ -d "$d" ] && LIBDIRS=$LIBDIRS:$d
   done
 fi
-export LD_LIBRARY_PATH=$LIBDIRS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# Only the oflow executables (and ldd) get it: torch and numpy keep this machine's
+# own libz, libgfortran, ... (gpu_check.py puts it in the executables' environment).
+export GPU_CHECK_LD_LIBRARY_PATH=$LIBDIRS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 say "bundle $BUNDLE ($(du -sh "$BUNDLE" | cut -f1)), device $DEVICE, budget ${BUDGET}s, results $RES"
-say "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+say "LD_LIBRARY_PATH of the executables: $GPU_CHECK_LD_LIBRARY_PATH"
 
 FAILED=0
 # part NAME WANT_S MIN_S CMD...: run CMD under `timeout`, cut to the budget left.
