@@ -148,7 +148,7 @@ if has_exe gpt2s; then
   part gpt2-oflow-fp32 "$G2T" 20 "$PY" "${C[@]}" gpt2-oflow --exe bin/gpt2s --precision fp32 \
     --weights "$W/gpt2s.onnx" --steps "$G2STEPS" --warmup "$G2WARM" --timeout "$((G2T - 5))"
 fi
-part gpt2-torch-eager 60 20 "$PY" "${C[@]}" gpt2-torch --modes eager-fp32,eager-tf32,eager-bf16 \
+part gpt2-torch-eager 75 20 "$PY" "${C[@]}" gpt2-torch --modes eager-fp32,eager-tf32,eager-bf16 \
   --weights "$W/gpt2s.onnx" --steps "$G2STEPS" --warmup "$G2WARM"
 if has_exe gpt2s-bf16; then
   part gpt2-oflow-bf16 "$G2T" 20 "$PY" "${C[@]}" gpt2-oflow --exe bin/gpt2s-bf16 --precision bf16 \
