@@ -1,10 +1,7 @@
 //===- Distributed.cpp - the ranks of a mesh program and abi.h's collectives ===//
-#include "oflow_rt/Distributed.h"
+#include "MpiWorld.h"
 #include "oflow_rt/Error.h"
 #include "oflow_rt/abi.h"
-
-#define OMPI_SKIP_MPICXX 1 // the C API only: no libmpi_cxx
-#include <mpi.h>
 
 #include <climits>
 #include <cstdio>
@@ -21,7 +18,16 @@ struct World {
   std::vector<MPI_Comm> axisComms; // one per mesh axis
 };
 World gWorld;
+} // namespace
 
+namespace {
+const char *envOf(const char *name) {
+  const char *v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+} // namespace
+
+namespace detail {
 // Errors inside a collective come from generated code (C frames, no
 // exceptions through them): print and end every rank.
 [[noreturn]] void fatal(const std::string &why) {
@@ -36,11 +42,6 @@ World gWorld;
 void check(int rc, const char *what) {
   if (rc != MPI_SUCCESS)
     fatal(std::string(what) + " failed (MPI error " + std::to_string(rc) + ")");
-}
-
-const char *envOf(const char *name) {
-  const char *v = std::getenv(name);
-  return v && *v ? v : nullptr;
 }
 
 MPI_Datatype mpiType(int64_t dtype, int64_t *elemSize) {
@@ -82,7 +83,33 @@ int64_t axisSize(int64_t axis, const char *what) {
 bool useMpi(int64_t axis, const char *what) {
   return axisSize(axis, what) > 1 && gWorld.mpi;
 }
-} // namespace
+
+MPI_Comm axisComm(int64_t axis) { return gWorld.axisComms.at(axis); }
+
+LocalRank localRank() {
+  LocalRank r;
+  const char *rank = envOf("OMPI_COMM_WORLD_LOCAL_RANK");
+  const char *size = envOf("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (rank && size) {
+    r.rank = std::atoll(rank);
+    r.size = std::atoll(size);
+  } else if (gWorld.mpi) { // another launcher: ask MPI for this node's ranks
+    MPI_Comm node;
+    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED,
+                              static_cast<int>(gWorld.rank), MPI_INFO_NULL, &node),
+          "MPI_Comm_split_type");
+    int nr = 0, ns = 1;
+    MPI_Comm_rank(node, &nr);
+    MPI_Comm_size(node, &ns);
+    MPI_Comm_free(&node);
+    r.rank = nr;
+    r.size = ns;
+  }
+  return r;
+}
+} // namespace detail
+
+using namespace detail;
 
 void startDistributed(const Manifest &m, const std::string &exe, bool noMpi) {
   gWorld.mesh = m.mesh;
@@ -206,151 +233,11 @@ void barrier() {
 
 } // namespace oflow_rt
 
-//===----------------------------------------------------------------------===//
-// abi.h's collectives. Without MPI (or on an axis of size 1) each is a copy.
-//===----------------------------------------------------------------------===//
-using namespace oflow_rt;
-
+// abi.h's mesh coordinate (both targets).
 extern "C" int64_t oflow_rt_mesh_coord(int64_t mesh_axis) {
-  if (gWorld.coords.empty())
+  using namespace oflow_rt;
+  if (meshCoords().empty())
     return 0;
-  axisSize(mesh_axis, "oflow_rt_mesh_coord");
-  return gWorld.coords[mesh_axis];
-}
-
-extern "C" void oflow_rt_all_reduce(int64_t dtype, int64_t op, const void *in,
-                                    void *out, int64_t count,
-                                    int64_t mesh_axis) {
-  int64_t elem = 0;
-  MPI_Datatype t = mpiType(dtype, &elem);
-  MPI_Op o = mpiOp(op);
-  if (!useMpi(mesh_axis, "all_reduce")) {
-    if (in != out)
-      std::memmove(out, in, count * elem);
-    return;
-  }
-  check(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, countOf(count, "all_reduce"),
-                      t, o, gWorld.axisComms[mesh_axis]),
-        "MPI_Allreduce");
-}
-
-extern "C" void oflow_rt_all_gather(int64_t dtype, const void *in, void *out,
-                                    int64_t outer, int64_t chunk,
-                                    int64_t mesh_axis) {
-  int64_t elem = 0;
-  MPI_Datatype t = mpiType(dtype, &elem);
-  if (!useMpi(mesh_axis, "all_gather")) {
-    std::memmove(out, in, outer * chunk * elem);
-    return;
-  }
-  int64_t n = gWorld.mesh[mesh_axis];
-  int count = countOf(outer * chunk, "all_gather");
-  if (outer == 1) { // [n][chunk] is already out's layout
-    check(MPI_Allgather(in, count, t, out, count, t, gWorld.axisComms[mesh_axis]),
-          "MPI_Allgather");
-    return;
-  }
-  // MPI gives [member][outer][chunk]; out wants [outer][member][chunk].
-  std::vector<uint8_t> all(n * outer * chunk * elem);
-  check(MPI_Allgather(in, count, t, all.data(), count, t, gWorld.axisComms[mesh_axis]),
-        "MPI_Allgather");
-  int64_t row = chunk * elem;
-  for (int64_t p = 0; p < n; ++p)
-    for (int64_t o = 0; o < outer; ++o)
-      std::memcpy(static_cast<uint8_t *>(out) + (o * n + p) * row,
-                  all.data() + (p * outer + o) * row, row);
-}
-
-extern "C" void oflow_rt_reduce_scatter(int64_t dtype, int64_t op,
-                                        const void *in, void *out,
-                                        int64_t outer, int64_t chunk,
-                                        int64_t mesh_axis) {
-  int64_t elem = 0;
-  MPI_Datatype t = mpiType(dtype, &elem);
-  MPI_Op o = mpiOp(op);
-  if (!useMpi(mesh_axis, "reduce_scatter")) {
-    std::memmove(out, in, outer * chunk * elem);
-    return;
-  }
-  int64_t n = gWorld.mesh[mesh_axis];
-  int count = countOf(outer * chunk, "reduce_scatter");
-  const void *send = in;
-  std::vector<uint8_t> packed;
-  if (outer != 1) {
-    // MPI scatters [member][outer][chunk]; in is [outer][member][chunk].
-    packed.resize(n * outer * chunk * elem);
-    int64_t row = chunk * elem;
-    for (int64_t p = 0; p < n; ++p)
-      for (int64_t r = 0; r < outer; ++r)
-        std::memcpy(packed.data() + (p * outer + r) * row,
-                    static_cast<const uint8_t *>(in) + (r * n + p) * row, row);
-    send = packed.data();
-  }
-  check(MPI_Reduce_scatter_block(send, out, count, t, o, gWorld.axisComms[mesh_axis]),
-        "MPI_Reduce_scatter_block");
-}
-
-extern "C" void oflow_rt_all_to_all(int64_t dtype, const void *in, void *out,
-                                    int64_t d0, int64_t d1, int64_t d2,
-                                    int64_t d3, int64_t d4,
-                                    int64_t scatter_dim, int64_t mesh_axis) {
-  int64_t elem = 0;
-  MPI_Datatype t = mpiType(dtype, &elem);
-  if (scatter_dim != 1 && scatter_dim != 3)
-    fatal("all_to_all with scatter dim " + std::to_string(scatter_dim) +
-          " (want 1 or 3)");
-  int64_t total = d0 * d1 * d2 * d3 * d4;
-  if (total == 0)
-    return;
-  if (!useMpi(mesh_axis, "all_to_all")) {
-    std::memmove(out, in, total * elem);
-    return;
-  }
-  int64_t n = gWorld.mesh[mesh_axis];
-  int64_t d[5] = {d0, d1, d2, d3, d4};
-  int s = static_cast<int>(scatter_dim), g = 4 - s;
-  if (d[s] % n != 0)
-    fatal("all_to_all: dim " + std::to_string(s) + " (" + std::to_string(d[s]) +
-          ") does not divide over " + std::to_string(n) + " ranks");
-  // Every chunk (what one member sends another) has in's shape with d_s/n
-  // at s; dim 4 is never s or g, so rows of d4 elements move whole.
-  int64_t c[5] = {d0, d1, d2, d3, d4};
-  c[s] /= n;
-  int64_t chunkElems = total / n, row = d4 * elem;
-  std::vector<uint8_t> send(total * elem), recv(total * elem);
-  const uint8_t *src = static_cast<const uint8_t *>(in);
-  uint8_t *dst = static_cast<uint8_t *>(out);
-  // Index of a row (i0..i3) in a row-major [e0][e1][e2][e3] box.
-  auto at = [](const int64_t *e, const int64_t *i) {
-    return ((i[0] * e[1] + i[1]) * e[2] + i[2]) * e[3] + i[3];
-  };
-  auto forEachRow = [&](auto fn) {
-    int64_t i[4];
-    for (i[0] = 0; i[0] < c[0]; ++i[0])
-      for (i[1] = 0; i[1] < c[1]; ++i[1])
-        for (i[2] = 0; i[2] < c[2]; ++i[2])
-          for (i[3] = 0; i[3] < c[3]; ++i[3])
-            fn(i);
-  };
-  int64_t oShape[4] = {d0, d1, d2, d3};
-  oShape[s] /= n;
-  oShape[g] *= n;
-  for (int64_t q = 0; q < n; ++q)
-    forEachRow([&](const int64_t *i) {
-      int64_t j[4] = {i[0], i[1], i[2], i[3]};
-      j[s] += q * c[s];
-      std::memcpy(send.data() + (q * chunkElems / d4 + at(c, i)) * row,
-                  src + at(d, j) * row, row);
-    });
-  int count = countOf(chunkElems, "all_to_all");
-  check(MPI_Alltoall(send.data(), count, t, recv.data(), count, t,
-                     gWorld.axisComms[mesh_axis]),
-        "MPI_Alltoall");
-  for (int64_t p = 0; p < n; ++p)
-    forEachRow([&](const int64_t *i) {
-      int64_t j[4] = {i[0], i[1], i[2], i[3]};
-      j[g] += p * d[g];
-      std::memcpy(dst + at(oShape, j) * row,
-                  recv.data() + (p * chunkElems / d4 + at(c, i)) * row, row);
-    });
+  detail::axisSize(mesh_axis, "oflow_rt_mesh_coord");
+  return meshCoords()[mesh_axis];
 }

@@ -117,6 +117,7 @@ TrainOptions parseTrainOptions(int argc, char **argv) {
     else if (a == "--weights") o.weights = r.value(a);
     else if (a == "--check-memory") { r.noValue(a); o.checkMemory = true; }
     else if (a == "--threads") o.threads = static_cast<int>(parseCount(a, r.value(a), 1, 4096));
+    else if (a == "--allow-tf32") { r.noValue(a); o.allowTf32 = true; }
     else if (a == "--help" || a == "-h") { r.noValue(a); o.help = true; }
     else if (a.rfind("-", 0) == 0) throw usageError("unknown option '" + a + "' (see --help)");
     else throw usageError("unexpected argument '" + a + "' (see --help)");
@@ -143,6 +144,7 @@ InferOptions parseInferOptions(int argc, char **argv) {
     else if (a == "--output-dir") o.outputDir = r.value(a);
     else if (a == "--weights") o.weights = r.value(a);
     else if (a == "--threads") o.threads = static_cast<int>(parseCount(a, r.value(a), 1, 4096));
+    else if (a == "--allow-tf32") { r.noValue(a); o.allowTf32 = true; }
     else if (a == "--output-format") {
       o.format = r.value(a);
       if (o.format != "npy" && o.format != "pb")
@@ -190,6 +192,8 @@ std::string trainHelp(const std::string &exe, const Manifest &m) {
       "  --dump-grads DIR          first step's gradients as DIR/<param>.npy\n"
       "  --check-memory            poison dead arena regions with NaN\n"
       "  --threads N               BLAS threads (default: OpenBLAS's choice)\n"
+      "  --allow-tf32              CUDA: f32 GEMMs on TF32 tensor cores (faster,\n"
+      "                            less exact; also OFLOW_ALLOW_TF32=1); CPU: no effect\n"
       "  --help                    this text\n\ninputs:\n";
   for (const InputRecord &in : m.inputs)
     h += "  " + slotText(in) + "  synthetic: " +
@@ -225,6 +229,8 @@ std::string inferHelp(const std::string &exe, const Manifest &m) {
       "  --output-format npy|pb    output file format (default npy)\n"
       "  --weights FILE.onnx       weights from this model's initializers\n"
       "  --threads N               BLAS threads (default: OpenBLAS's choice)\n"
+      "  --allow-tf32              CUDA: f32 GEMMs on TF32 tensor cores (faster,\n"
+      "                            less exact; also OFLOW_ALLOW_TF32=1); CPU: no effect\n"
       "  --help                    this text\n\ninputs:\n";
   for (const InputRecord &in : m.inputs)
     h += "  " + slotText(in) + "\n";

@@ -21,8 +21,6 @@
 namespace oflow_rt {
 
 namespace {
-using EntryFn = void (*)(oflow_buffer *, oflow_buffer *, oflow_buffer *);
-
 EntryFn entrySymbol(const std::string &entry) {
   if (entry == "train")
     return &_mlir_ciface_oflow_train_step;
@@ -66,9 +64,40 @@ AlignedBuffer::AlignedBuffer(int64_t size) : storage(nullptr, std::free) {
 }
 
 Program::Program(const std::string &exe, bool noMpi)
-    : manifest(loadManifest(exe, noMpi)), state(manifest.stateBytes),
-      io(manifest.ioBytes), arena(manifest.arenaBytes) {
+    : manifest(loadManifest(exe, noMpi)), io(manifest.ioBytes),
+      state(manifest.stateBytes), device(createDevice()) {
+  // --help runs on machines without the device, too.
+  if (!noMpi) {
+    device->start(manifest, state, io);
+    started = true;
+  }
   initState();
+}
+
+Program::~Program() = default;
+
+const uint8_t *Program::stateForRead() {
+  device->syncStateToHost();
+  return state.data();
+}
+
+uint8_t *Program::stateForWrite() {
+  device->syncStateToHost();
+  device->hostStateChanged();
+  return state.data();
+}
+
+void Program::poisonArena() {
+  if (started)
+    device->poisonArena();
+}
+
+void Program::setDeviceOptions(const DeviceOptions &o) {
+  device->setOptions(o);
+}
+
+std::string Program::deviceJsonFields() {
+  return started ? device->jsonFields() : std::string();
 }
 
 void Program::initState() {
@@ -85,13 +114,14 @@ void Program::initState() {
                   std::to_string(initSize) + " bytes)");
     copyMyPiece(v, oflow_state_init + v.initOffset, state.data() + v.offset);
   }
+  device->hostStateChanged();
 }
 
 void Program::loadWeightsFile(const std::string &override) {
   if (!override.empty())
-    loadWeights(override, manifest, state.data(), /*onlyUninitialized=*/false);
+    loadWeights(override, manifest, stateForWrite(), /*onlyUninitialized=*/false);
   else if (!manifest.weightsFile.empty())
-    loadWeights(manifest.weightsFile, manifest, state.data(),
+    loadWeights(manifest.weightsFile, manifest, stateForWrite(),
                 /*onlyUninitialized=*/true);
 }
 
@@ -111,7 +141,9 @@ void Program::requireEntry(const std::string &entry,
 }
 
 void Program::call(const std::string &entry) {
-  entrySymbol(entry)(state.descriptor(), io.descriptor(), arena.descriptor());
+  if (!started)
+    throw Error("internal: " + entry + " called before the device started");
+  device->call(entrySymbol(entry), entry);
 }
 
 const uint8_t *Program::modelBytes() const {

@@ -51,8 +51,11 @@ StepLog::~StepLog() {
 void StepLog::json(const std::string &line) {
   if (!jsonFile)
     return;
+  std::string text = line;
+  if (jsonExtra && !text.empty() && text.back() == '}')
+    text.insert(text.size() - 1, jsonExtra());
   // Flushed per line: a killed run keeps every step it logged.
-  if (std::fprintf(jsonFile, "%s\n", line.c_str()) < 0 ||
+  if (std::fprintf(jsonFile, "%s\n", text.c_str()) < 0 ||
       std::fflush(jsonFile) != 0)
     throw Error(jsonPath + ": write failed: " + errnoText());
 }

@@ -93,7 +93,7 @@ void Trainer::setScalars(int64_t step) {
   // Poisoning the whole arena before a call also catches reads of regions
   // the plan never wrote in this call.
   if (o.checkMemory)
-    std::memset(p.arena.data(), 0xFF, p.arena.size());
+    p.poisonArena();
 }
 
 float Trainer::readLoss(const std::string &entry) {
@@ -153,15 +153,16 @@ void Trainer::evaluate(int64_t afterStep) {
 }
 
 void Trainer::save(int64_t stepsDone) {
-  saveCheckpoint(o.saveDir, m, p.state.data(), stepsDone);
+  saveCheckpoint(o.saveDir, m, p.stateForRead(), stepsDone);
 }
 
 void Trainer::exportTrained() {
   // Every rank takes part in each gather; rank 0 writes the file.
   std::map<std::string, std::vector<uint8_t>> values;
+  const uint8_t *state = p.stateForRead();
   for (const VarRecord &v : m.vars)
     if (isExported(v))
-      values[v.name] = gatherToRoot(v, p.state.data() + v.offset);
+      values[v.name] = gatherToRoot(v, state + v.offset);
   if (isRoot())
     exportOnnx(o.exportPath, p.modelBytes(), p.modelSize(), m,
                [&](const VarRecord &v) { return values.at(v.name).data(); });
@@ -176,6 +177,7 @@ int Trainer::run() {
                 "; training on inputs needs at least one row per step");
   if (o.threads)
     oflow_rt_set_threads(o.threads);
+  p.setDeviceOptions(deviceOptions(o.allowTf32));
 
   // Everything below is checked before the first step.
   const ScalarRecord *lrScalar = m.findScalar("lr");
@@ -223,7 +225,7 @@ int Trainer::run() {
   p.loadWeightsFile(o.weights);
   int64_t first = 0;
   if (!o.resumeDir.empty()) {
-    first = loadCheckpoint(o.resumeDir, m, p.state.data());
+    first = loadCheckpoint(o.resumeDir, m, p.stateForWrite());
     if (isRoot())
       std::fprintf(stderr, "resumed from %s at step %lld\n",
                  checkpointPath(o.resumeDir).c_str(),
@@ -235,6 +237,8 @@ int Trainer::run() {
   // Rank 0 alone logs: the loss is broadcast, every rank holds the same.
   if (isRoot())
     log = std::make_unique<StepLog>(o.logJson, m.batch, first, end - 1);
+  if (log)
+    log->setJsonExtra([this] { return p.deviceJsonFields(); });
 
   std::vector<std::string> synth = feed->synthesized();
   if (!synth.empty() && isRoot()) {

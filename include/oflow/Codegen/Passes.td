@@ -158,4 +158,19 @@ def EmbedFatbin : Pass<"oflow-embed-fatbin", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::gpu::GPUDialect"];
 }
 
+def EmulateGpuLaunches : Pass<"oflow-emulate-gpu-launches", "mlir::func::FuncOp"> {
+  let summary = "gpu.launch -> scf.parallel on the host (tests the GPU kernels on a CPU)";
+  let description = [{
+    Replaces each `gpu.launch` by an `scf.parallel` over its grid and block
+    (block z, y, x, then thread z, y, x), with the launch's block and thread
+    ids, grid and block sizes as the loop's induction variables and bounds.
+    The kernels the CUDA pipeline forms then run as ordinary host loops, so
+    a machine without a GPU checks their numerics end to end
+    (`oflow-compile --target cuda-emulated`). Launches that need a GPU to
+    mean anything (barriers, workgroup or private memory, async tokens,
+    clusters, more than one block) are refused with an error.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+}
+
 #endif // OFLOW_CODEGEN_PASSES_TD

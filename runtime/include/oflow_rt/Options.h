@@ -26,6 +26,7 @@ struct TrainOptions {
   int64_t saveEvery = 0; // 0: only at the end
   bool checkMemory = false;
   int threads = 0; // --threads N for BLAS; 0: OpenBLAS's default
+  bool allowTf32 = false; // --allow-tf32 (CUDA executables)
   bool help = false;
 };
 
@@ -36,6 +37,7 @@ struct InferOptions {
   std::string format = "npy";
   std::string weights;
   int threads = 0;
+  bool allowTf32 = false;
   bool help = false;
 };
 

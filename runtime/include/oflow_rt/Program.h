@@ -8,6 +8,7 @@
 #ifndef OFLOW_RT_PROGRAM_H
 #define OFLOW_RT_PROGRAM_H
 
+#include "oflow_rt/Device.h"
 #include "oflow_rt/Manifest.h"
 #include "oflow_rt/abi.h"
 
@@ -34,10 +35,11 @@ private:
 class Program {
 public:
   /// Parses the embedded manifest, starts the mesh's ranks (Distributed.h;
-  /// `exe` is argv[0], `noMpi` for --help) and allocates the buffers at this
-  /// rank's local sizes; the state gets this rank's piece of
-  /// oflow_state_init's global values.
+  /// `exe` is argv[0], `noMpi` for --help) and the device (Device.h; not for
+  /// --help either), and allocates the buffers at this rank's local sizes;
+  /// the state gets this rank's piece of oflow_state_init's global values.
   explicit Program(const std::string &exe = "", bool noMpi = false);
+  ~Program();
 
   /// Reads initial values from an ONNX model: `override` (--weights) fills
   /// every param/buffer/constant var; without it the manifest's `weights`
@@ -46,8 +48,14 @@ public:
 
   /// Throws unless the object has the entry point and the manifest lists it.
   void requireEntry(const std::string &entry, const std::string &why) const;
-  /// Runs one entry point on the three buffers.
+  /// Runs one entry point on the three buffers (and waits for it).
   void call(const std::string &entry);
+  /// --check-memory: fills the whole arena with 0xFF before the next call.
+  void poisonArena();
+  /// Device options (--allow-tf32); before the first call.
+  void setDeviceOptions(const DeviceOptions &o);
+  /// Extra --log-json fields of the device (empty on the CPU).
+  std::string deviceJsonFields();
 
   /// The embedded ONNX model (nullptr, 0 when absent).
   const uint8_t *modelBytes() const;
@@ -57,11 +65,25 @@ public:
   void writeScalar(const ScalarRecord &s, double v);
   double readValue(DType t, int64_t offset) const;
 
+  /// The host mirror of the state, current (copied back from the device
+  /// if a call changed it). Read through this, never keep the pointer
+  /// across a call.
+  const uint8_t *stateForRead();
+  /// The same, for changing it: the device copy is refreshed before the
+  /// next call.
+  uint8_t *stateForWrite();
+
   Manifest manifest;
-  AlignedBuffer state, io, arena;
+  /// The host mirror of io, always the truth between calls: the runtime
+  /// writes inputs and scalars here and reads outputs from here.
+  AlignedBuffer io;
 
 private:
   void initState();
+
+  AlignedBuffer state;
+  std::unique_ptr<Device> device;
+  bool started = false;
 };
 
 } // namespace oflow_rt

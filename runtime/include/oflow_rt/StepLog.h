@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,9 +33,14 @@ public:
             const std::vector<std::pair<std::string, float>> &extra = {});
   void eval(int64_t k, float evalLoss, int64_t batches);
 
+  /// Text (`, "key": value` ...) appended inside every JSON record, e.g. the
+  /// CUDA runtime's device memory; nothing when it returns "".
+  void setJsonExtra(std::function<std::string()> f) { jsonExtra = std::move(f); }
+
 private:
   void json(const std::string &line);
 
+  std::function<std::string()> jsonExtra;
   std::FILE *jsonFile = nullptr;
   std::string jsonPath;
   int64_t batch, firstStep, lastStep;

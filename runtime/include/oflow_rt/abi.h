@@ -12,11 +12,34 @@
  *   arena  - scratch for activations, gradients and temporaries, planned
  *            statically by the compiler; its content between calls is garbage.
  * The manifest (text, below) says where everything lives.
+ *
+ * Targets. The same entry points, manifest and runtime symbols serve both;
+ * which runtime archive the program is linked with decides where the
+ * buffers live:
+ *   --target cpu   liboflow_runtime.a: host memory; the GEMMs and
+ *                  collectives below take host pointers and run before they
+ *                  return (OpenBLAS, MPI).
+ *   --target cuda  liboflow_runtime_cuda.a: the three descriptors hold
+ *                  DEVICE pointers (cudaMalloc, 64-byte aligned or more);
+ *                  the program's host code never dereferences them. It
+ *                  enqueues its kernels (mgpu* below) and calls the runtime
+ *                  in program order; every runtime call with device pointers
+ *                  (oflow_rt_sgemm*, the collectives) only ENQUEUES its work
+ *                  on the runtime's one in-order compute stream (the stream
+ *                  mgpuStreamCreate returns) and returns at once. The
+ *                  runtime synchronizes that stream once, after the entry
+ *                  returns, and then copies the io outputs back. Host-side
+ *                  copies of io/state are the runtime's business: the
+ *                  program sees only device memory.
  *===----------------------------------------------------------------------===*/
 #ifndef OFLOW_RT_ABI_H
 #define OFLOW_RT_ABI_H
 
 #include <stdint.h>
+#include <stddef.h>
+#ifndef __cplusplus
+#include <stdbool.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,7 +79,10 @@ extern const uint8_t oflow_onnx_model[];
 extern const uint64_t oflow_onnx_model_size;
 
 /* Kernels the runtime provides to generated code. Pointers arrive as
- * integers (MLIR `index`); matrices are row-major with leading dimensions. */
+ * integers (MLIR `index`); matrices are row-major with leading dimensions.
+ * CUDA: device pointers, enqueued on the compute stream (cuBLASLt; f32
+ * compute, TF32 tensor cores only with the executable's --allow-tf32 or
+ * OFLOW_ALLOW_TF32=1); pointers need only 4-byte alignment. */
 void oflow_rt_sgemm(int64_t trans_a, int64_t trans_b, int64_t m, int64_t n,
                     int64_t k, float alpha, const float *a, int64_t lda,
                     const float *b, int64_t ldb, float beta, float *c,
@@ -69,7 +95,8 @@ void oflow_rt_sgemm_batched(int64_t batch, int64_t trans_a, int64_t trans_b,
                             const float *b, int64_t ldb, int64_t stride_b,
                             float beta, float *c, int64_t ldc,
                             int64_t stride_c);
-/* Caps the threads the BLAS kernels use (the executable's --threads). */
+/* Caps the threads the BLAS kernels use (the executable's --threads).
+ * A no-op on CUDA. */
 void oflow_rt_set_threads(int64_t threads);
 
 /*---- Distributed programs (a manifest with a `mesh` record) ---------------
@@ -79,7 +106,12 @@ void oflow_rt_set_threads(int64_t threads);
  * order (the compiler guarantees it). `in` may equal `out` for all_reduce.
  * dtype: OFLOW_DT_*; op: OFLOW_RED_*. Pointers arrive as integers (MLIR
  * `index`); sizes are in elements. n below is the mesh axis's size and c this
- * rank's coordinate on it. */
+ * rank's coordinate on it.
+ * CUDA: device pointers; NCCL, one communicator per mesh axis (bootstrapped
+ * through MPI), enqueued on the compute stream in program order like every
+ * other call (no overlap with computation yet); the layouts below are
+ * exactly the CPU's (the runtime repacks NCCL's native ones). Without a
+ * mesh, or on an axis of size 1, each collective is a copy. */
 /* OFLOW_DT_I8 also carries bool (one byte per element, 0 or 1). */
 enum { OFLOW_DT_F32 = 0, OFLOW_DT_F64 = 1, OFLOW_DT_I32 = 2, OFLOW_DT_I64 = 3,
        OFLOW_DT_I8 = 4 };
@@ -112,6 +144,55 @@ void oflow_rt_reduce_scatter(int64_t dtype, int64_t op, const void *in,
 void oflow_rt_all_to_all(int64_t dtype, const void *in, void *out, int64_t d0,
                          int64_t d1, int64_t d2, int64_t d3, int64_t d4,
                          int64_t scatter_dim, int64_t mesh_axis);
+
+/*---- CUDA: kernel launches (liboflow_runtime_cuda.a) -----------------------
+ * MLIR's `gpu-to-llvm` lowering calls these (the names and signatures of
+ * upstream's CUDA runtime wrappers, LLVM 22; oflow's own implementation over
+ * the CUDA runtime API, no libcuda at link time). Semantics here:
+ *   mgpuModuleLoad(blob, size) / mgpuModuleLoadJIT(ptx, optLevel): run from
+ *       global constructors, before main(): they only RECORD a copy of the
+ *       cubin/fatbin (or NUL-terminated PTX) and return a handle. The module
+ *       is loaded on the first mgpuModuleGetFunction, after the runtime has
+ *       picked the GPU and checked the driver; load errors (no code for this
+ *       GPU, PTX too new for the driver) end the run with one line saying
+ *       what is missing. Functions are cached per (module, name).
+ *   mgpuModuleUnload: runs from global destructors, after main(): forgets
+ *       the module without calling CUDA (the driver frees it at exit).
+ *   mgpuStreamCreate: returns the runtime's compute stream; creates nothing.
+ *   mgpuStreamSynchronize(compute stream): a no-op (everything is in stream
+ *       order; the runtime synchronizes once at the end of each entry call).
+ *   mgpuStreamDestroy: a no-op.
+ *   A null stream anywhere means the compute stream.
+ *   mgpuLaunchKernel: `params` as cuLaunchKernel's kernelParams; `extra`
+ *       must be null; more than 48 KiB of dynamic shared memory is opted
+ *       into automatically.
+ *   mgpuMemAlloc/Free (stream-ordered as far as the program can tell: Free
+ *   waits for the stream), mgpuMemcpy (any direction), mgpuMemset16/32,
+ *   mgpuEvent{Create,Destroy,Record,Synchronize}, mgpuStreamWaitEvent,
+ *   mgpuSetDefaultDevice (a no-op: the runtime picks the GPU of the rank's
+ *   local rank). Any CUDA error ends the run, naming the call. */
+void *mgpuModuleLoad(void *data, size_t size);
+void *mgpuModuleLoadJIT(void *data, int optLevel);
+void mgpuModuleUnload(void *module);
+void *mgpuModuleGetFunction(void *module, const char *name);
+void *mgpuStreamCreate(void);
+void mgpuStreamSynchronize(void *stream);
+void mgpuStreamDestroy(void *stream);
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t smem, void *stream,
+                      void **params, void **extra, size_t paramsCount);
+void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared);
+void mgpuMemFree(void *ptr, void *stream);
+void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream);
+void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream);
+void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream);
+void *mgpuEventCreate(void);
+void mgpuEventDestroy(void *event);
+void mgpuEventSynchronize(void *event);
+void mgpuEventRecord(void *event, void *stream);
+void mgpuStreamWaitEvent(void *stream, void *event);
+void mgpuSetDefaultDevice(int32_t device);
 
 #ifdef __cplusplus
 }

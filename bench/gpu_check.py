@@ -1,0 +1,715 @@
+#!/usr/bin/env python3
+"""The parts of the GPU check (issue #5); bench/gpu_check.sh runs each under `timeout`.
+
+Every part writes one JSON result into the results folder (--res) and never
+needs another part to have succeeded; `report` reads whatever is there and
+prints the table. Subcommands:
+
+  env          the device, driver, torch and bundle
+  ldd          each executable's shared libraries with the bundle's LD_LIBRARY_PATH
+  example NAME an example's oflow executable vs the CPU target's trajectory and vs
+               torch (its own nn.Module, weights read from its ONNX initializers,
+               same rows, AdamW, fp32 with TF32 off) on the same device
+  gpt2-weights regenerate GPT-2 small's initial weights (examples/gpt2s/weights.py)
+               into a complete ONNX file (graph from the bundle, data written here)
+  gpt2-oflow   time the oflow GPT-2 executable (--weights the regenerated file)
+  gpt2-torch   time torch on the same model, batch, data and weights:
+               --modes eager-fp32,eager-tf32,eager-bf16,compile-tf32,compile-bf16
+  report       the markdown table (stdout, and --md FILE)
+
+Device: `--device cuda` on the GPU machine, `--device cpu` for the dry run.
+Only the standard library is needed by `ldd` and `report` (so the table is
+printed even where torch or numpy is broken).
+"""
+import argparse
+import glob
+import importlib.util
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Peak dense rates of one H200 SXM (the H100 SXM's, per NVIDIA's datasheet),
+# used as the MFU denominators. Measured on this workplace's H200: a bf16
+# 8192^3 GEMM ran at ~790 TFLOP/s (so 80% of this peak is the practical ceiling).
+PEAK_FLOPS = {
+    "bf16": 989.4e12,   # tensor cores, bf16 inputs, fp32 accumulate, dense
+    "tf32": 494.7e12,   # tensor cores, tf32 (fp32 storage), dense
+    "fp32": 66.9e12,    # CUDA cores, plain fp32 FMA (TF32 disabled)
+}
+LOSS_RTOL_GOAL = 1e-3
+MFU_GOAL = 0.40
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def load_bundle(path):
+    with open(os.path.join(path, "bundle.json")) as f:
+        return json.load(f)
+
+
+def write_result(res_dir, name, obj):
+    os.makedirs(res_dir, exist_ok=True)
+    tmp = os.path.join(res_dir, name + ".json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=1)
+    os.replace(tmp, os.path.join(res_dir, name + ".json"))
+
+
+def read_result(res_dir, name):
+    try:
+        with open(os.path.join(res_dir, name + ".json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def read_jsonl(path):
+    out = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                out.append(json.loads(line))
+    return [r for r in out if "loss" in r]
+
+
+def step_times(elapsed, warmup):
+    """Per-step seconds from the cumulative `elapsed_s` of each step's record."""
+    d = [b - a for a, b in zip(elapsed, elapsed[1:])]
+    # d[i] is step i+1's time; keep steps >= warmup.
+    return d[max(warmup - 1, 0):]
+
+
+def max_rel(a, b):
+    if not a or not b:
+        return None
+    n = min(len(a), len(b))
+    worst = 0.0
+    for x, y in zip(a[:n], b[:n]):
+        if x is None or y is None or not (math.isfinite(x) and math.isfinite(y)):
+            return float("inf")
+        worst = max(worst, abs(x - y) / max(abs(y), 1e-30))
+    return worst
+
+
+def last_line(text):
+    lines = [l for l in (text or "").strip().splitlines() if l.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def exe_env():
+    """The environment of the oflow executables: the bundle's library path first."""
+    env = dict(os.environ)
+    path = os.environ.get("GPU_CHECK_LD_LIBRARY_PATH")
+    if path:
+        env["LD_LIBRARY_PATH"] = path
+    return env
+
+
+def run_oflow(exe, args, log, timeout):
+    """Run an oflow executable; return (records, error)."""
+    if not os.path.exists(exe):
+        return None, "not in the bundle"
+    # gpu_check.sh may have cut this part's `timeout` to the budget left: stop the
+    # executable ourselves a little earlier, so that it is not left running.
+    outer = int(os.environ.get("GPU_CHECK_PART_TIMEOUT", "0") or 0)
+    if outer > 0:
+        timeout = max(1, min(timeout, outer - 5))
+    if os.path.exists(log):
+        os.remove(log)
+    try:
+        p = subprocess.run([exe] + args + ["--log-json", log], capture_output=True, text=True,
+                           timeout=timeout, env=exe_env())
+    except subprocess.TimeoutExpired:
+        return None, "timed out after %ds" % timeout
+    if p.returncode != 0:
+        msg = last_line(p.stderr) or last_line(p.stdout)
+        if "error while loading shared libraries" in (p.stderr or ""):
+            msg = "missing library: " + msg
+        return None, "exit %d: %s" % (p.returncode, msg)
+    return read_jsonl(log), None
+
+
+def device_bytes(records):
+    vals = [r["device_bytes"] for r in records if isinstance(r.get("device_bytes"), (int, float))]
+    return max(vals) if vals else None
+
+
+def import_path(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# ----------------------------------------------------------------------------- torch side
+
+def torch_setup(device, precision):
+    import torch
+    if device == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("torch %s sees no CUDA device" % torch.__version__)
+    if device == "cuda":
+        tf32 = precision in ("tf32", "bf16")
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.backends.cudnn.allow_tf32 = tf32
+        torch.set_float32_matmul_precision("high" if tf32 else "highest")
+    return torch
+
+
+def sync(torch, device):
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def make_adamw(torch, params, lr, wd, device):
+    kw = {}
+    if device == "cuda":
+        kw["fused"] = True
+    try:
+        return torch.optim.AdamW(params, lr=lr, weight_decay=wd, **kw)
+    except (TypeError, RuntimeError):
+        return torch.optim.AdamW(params, lr=lr, weight_decay=wd)
+
+
+def onnx_initializers(path):
+    import onnx
+    from onnx import numpy_helper
+    model = onnx.load(path)
+    return [(i.name, numpy_helper.to_array(i)) for i in model.graph.initializer]
+
+
+def train_torch(torch, model, data, batch, steps, lr, wd, device, bf16=False, compile_=False):
+    """Train `model` for `steps` steps (rows (k*B+i) mod N); return losses, step seconds, peak bytes."""
+    if device == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    model = model.to(device)
+    model.train()
+    opt = make_adamw(torch, model.parameters(), lr, wd, device)
+    fwd = torch.compile(model) if compile_ else model
+    tensors = [torch.from_numpy(d).to(device) for d in data]
+    n = len(data[0])
+    losses, times = [], []
+    for k in range(steps):
+        rows = torch.tensor([(k * batch + i) % n for i in range(batch)], device=device)
+        sync(torch, device)
+        t = time.perf_counter()
+        args = [x.index_select(0, rows) for x in tensors]
+        opt.zero_grad(set_to_none=True)
+        if bf16:
+            with torch.autocast(device_type=device, dtype=torch.bfloat16):
+                loss = fwd(*args)
+        else:
+            loss = fwd(*args)
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach().float().item()))
+        sync(torch, device)
+        times.append(time.perf_counter() - t)
+    peak = torch.cuda.max_memory_allocated() if device == "cuda" else None
+    return losses, times, peak
+
+
+# ----------------------------------------------------------------------------- parts
+
+def cmd_env(a):
+    info = {"host": platform.node(), "python": sys.version.split()[0], "device": a.device}
+    try:
+        b = load_bundle(a.bundle)
+        info["bundle"] = {k: b.get(k) for k in ("target", "cpu_dry_run", "gpt2_config", "commit",
+                                                "dirty", "built")}
+    except OSError as e:
+        info["bundle_error"] = str(e)
+    try:
+        p = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total,clocks.sm,"
+                            "clocks.max.sm", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=20)
+        info["nvidia_smi"] = p.stdout.strip() or last_line(p.stderr)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        info["nvidia_smi"] = "unavailable (%s)" % e.__class__.__name__
+    try:
+        import torch
+        info["torch"] = torch.__version__
+        info["torch_cuda"] = getattr(torch.version, "cuda", None)
+        if a.device == "cuda" and torch.cuda.is_available():
+            info["gpu"] = torch.cuda.get_device_name(0)
+            info["sm"] = "%d.%d" % torch.cuda.get_device_capability(0)
+        info["torch_compile"] = hasattr(torch, "compile")
+        import numpy
+        info["numpy"] = numpy.__version__
+        import onnx
+        info["onnx"] = onnx.__version__
+    except Exception as e:  # report whatever was found
+        info["import_error"] = "%s: %s" % (e.__class__.__name__, e)
+    info["ld_library_path"] = os.environ.get("GPU_CHECK_LD_LIBRARY_PATH", "")
+    write_result(a.res, "env", info)
+    for k, v in info.items():
+        print("  %s: %s" % (k, v))
+
+
+def cmd_ldd(a):
+    b = load_bundle(a.bundle)
+    exes = sorted(glob.glob(os.path.join(a.bundle, "bin", "*")))
+    out = {}
+    for exe in exes:
+        name = os.path.basename(exe)
+        try:
+            p = subprocess.run(["ldd", exe], capture_output=True, text=True, timeout=30,
+                               env=exe_env())
+            lines = (p.stdout + p.stderr).splitlines()
+            missing = sorted({l.strip().split()[0] if "=>" in l else l.strip()[:160]
+                              for l in lines if "not found" in l})
+            libdir = os.path.abspath(os.environ.get("GPU_CHECK_LIBDIR", os.path.join(a.bundle, "lib")))
+            from_bundle = sorted({l.split()[0] for l in lines
+                                  if "=>" in l and l.split("=>")[1].split()[0].startswith(libdir + "/")})
+            cuda = sorted({l.split()[0] for l in lines
+                           if any(s in l for s in ("libcu", "libnccl", "libnv"))})
+            out[name] = {"missing": missing, "from_bundle": from_bundle, "cuda": cuda,
+                         "rc": p.returncode, "error": last_line(p.stderr) if p.returncode else ""}
+        except (OSError, subprocess.TimeoutExpired) as e:
+            out[name] = {"missing": [], "error": str(e)}
+        status = "MISSING " + ", ".join(out[name]["missing"]) if out[name].get("missing") else "ok"
+        print("  %-12s %s  (CUDA libs: %s)" % (name, status, ", ".join(out[name].get("cuda", [])) or "none"))
+    write_result(a.res, "ldd", {"executables": out, "target": b.get("target")})
+    missing = sorted(n for n, r in out.items() if r.get("missing") or r.get("error"))
+    if missing:
+        print("  FAILED: unresolved libraries in " + ", ".join(missing))
+    return 1 if missing else 0
+
+
+def cmd_example(a):
+    b = load_bundle(a.bundle)
+    ex = b["examples"][a.name]
+    res = {"name": a.name, "device": a.device, "steps": ex["steps"], "optimizer": ex["optimizer"],
+           "lr": ex["lr"]}
+    ref = read_jsonl(os.path.join(a.bundle, ex["reference"]))
+    res["cpu_losses"] = [r["loss"] for r in ref]
+    args = ["--steps", str(ex["steps"])]
+    for name, path in ex["data"].items():
+        args += ["--data", "%s=%s" % (name, os.path.join(ROOT, path))]
+    t = time.time()
+    recs, err = run_oflow(os.path.join(a.bundle, ex["exe"]), args,
+                          os.path.join(a.res, "example-%s.oflow.jsonl" % a.name), a.timeout)
+    res["oflow_wall_s"] = time.time() - t
+    if err:
+        res["oflow_error"] = err
+    else:
+        res["oflow_losses"] = [r["loss"] for r in recs]
+        res["oflow_step_s"] = statistics.median(step_times([r["elapsed_s"] for r in recs], 3))
+        res["oflow_device_bytes"] = device_bytes(recs)
+        res["rel_vs_cpu"] = max_rel(res["oflow_losses"], res["cpu_losses"])
+    print("  oflow: %s" % (err or "losses %.5f -> %.5f" % (res["oflow_losses"][0], res["oflow_losses"][-1])))
+    write_result(a.res, "example-" + a.name, res)   # partial result, in case torch fails
+
+    try:
+        torch = torch_setup(a.device, "fp32")
+        import numpy as np
+        m = import_path("oflow_example_" + a.name, os.path.join(ROOT, "examples", a.name, "model.py"))
+        model = m.make_model()
+        inits = dict(onnx_initializers(os.path.join(ROOT, "examples", a.name, a.name + ".onnx")))
+        state = model.state_dict()
+        with torch.no_grad():
+            for k, v in inits.items():
+                state[k].copy_(torch.from_numpy(np.array(v)))
+        params = {k for k, _ in model.named_parameters()}
+        assert params <= set(inits), "parameters missing from the ONNX: %s" % (params - set(inits))
+        data = [np.load(os.path.join(ROOT, p)) for p in ex["data"].values()]
+        losses, times, peak = train_torch(torch, model, data, m.BATCH, ex["steps"], ex["lr"],
+                                          ex["weight_decay"], a.device)
+        res["torch_losses"] = losses
+        res["torch_step_s"] = statistics.median(times[3:] or times)
+        res["torch_peak_bytes"] = peak
+        res["torch_rel_vs_cpu"] = max_rel(losses, res["cpu_losses"])
+        if "oflow_losses" in res:
+            res["rel_vs_torch"] = max_rel(res["oflow_losses"], losses)
+        print("  torch: losses %.5f -> %.5f" % (losses[0], losses[-1]))
+    except Exception as e:
+        res["torch_error"] = "%s: %s" % (e.__class__.__name__, str(e)[:300])
+        print("  torch: " + res["torch_error"])
+    write_result(a.res, "example-" + a.name, res)
+    errors = ["%s: %s" % (k.split("_")[0], res[k]) for k in ("oflow_error", "torch_error") if k in res]
+    if errors:
+        print("  FAILED: " + "; ".join(errors))
+    return 1 if errors else 0
+
+
+def gpt2_config(bundle):
+    with open(os.path.join(bundle, "gpt2s", "config.json")) as f:
+        return json.load(f)
+
+
+def cmd_gpt2_weights(a):
+    import numpy as np  # noqa: F401
+    import onnx
+    from onnx import numpy_helper
+    W = import_path("gpt2s_weights", os.path.join(ROOT, "examples", "gpt2s", "weights.py"))
+    cfg = gpt2_config(a.bundle)
+    t = time.time()
+    model = onnx.load(os.path.join(a.bundle, "gpt2s", "gpt2s.onnx"), load_external_data=False)
+    index = {init.name: i for i, init in enumerate(model.graph.initializer)}
+    count = 0
+    for name, arr in W.initial_weights(W.CONFIGS[cfg["name"]], cfg["weight_seed"]):
+        i = index[name]
+        old = model.graph.initializer[i]
+        assert list(old.dims) == list(arr.shape), (name, list(old.dims), arr.shape)
+        model.graph.initializer[i].CopyFrom(numpy_helper.from_array(arr, name))
+        count += 1
+    assert count == len(index), "the graph has initializers the generator does not make"
+    os.makedirs(a.dest, exist_ok=True)
+    path = os.path.join(a.dest, "gpt2s.onnx")
+    data = "gpt2s.onnx.data"
+    if os.path.exists(os.path.join(a.dest, data)):
+        os.remove(os.path.join(a.dest, data))
+    onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                    location=data, size_threshold=0)
+    res = {"path": path, "initializers": count, "seconds": time.time() - t,
+           "bytes": os.path.getsize(os.path.join(a.dest, data))}
+    print("  %d initializers, %.1f MB, %.1f s -> %s" % (count, res["bytes"] / 1e6, res["seconds"], path))
+    write_result(a.res, "gpt2-weights", res)
+
+
+def cmd_gpt2_oflow(a):
+    b = load_bundle(a.bundle)
+    g = b["gpt2s"]
+    cfg = gpt2_config(a.bundle)
+    res = {"impl": "oflow", "precision": a.precision, "device": a.device, "steps": a.steps,
+           "warmup": a.warmup, "tokens_per_step": cfg["batch"] * cfg["block"]}
+    args = ["--steps", str(a.steps), "--weights", a.weights]
+    for name, path in g["data"].items():
+        args += ["--data", "%s=%s" % (name, os.path.join(a.bundle, path))]
+    t = time.time()
+    recs, err = run_oflow(os.path.join(a.bundle, a.exe), args,
+                          os.path.join(a.res, "gpt2-oflow-%s.jsonl" % a.precision), a.timeout)
+    res["wall_s"] = time.time() - t
+    if err:
+        res["error"] = err
+        print("  " + err)
+    else:
+        res["losses"] = [r["loss"] for r in recs]
+        el = [r["elapsed_s"] for r in recs]
+        res["first_step_s"] = el[0] if el else None
+        res["step_times_s"] = step_times(el, a.warmup)
+        res["device_bytes"] = device_bytes(recs)
+        print("  losses %s" % " ".join("%.4f" % x for x in res["losses"]))
+        print("  step times (ms) %s" % " ".join("%.1f" % (1e3 * x) for x in res["step_times_s"]))
+    write_result(a.res, "gpt2-oflow-" + a.precision, res)
+    return 1 if err else 0
+
+
+def cmd_gpt2_torch(a):
+    import numpy as np
+    cfg = gpt2_config(a.bundle)
+    b = load_bundle(a.bundle)
+    g = b["gpt2s"]
+    M = import_path("gpt2s_model", os.path.join(ROOT, "examples", "gpt2s", "model.py"))
+    import torch
+    t = time.time()
+    if a.weights and os.path.exists(a.weights):
+        named = onnx_initializers(a.weights)
+        source = "regenerated ONNX"
+    else:
+        named = list(M.W.initial_weights(M.W.CONFIGS[cfg["name"]], cfg["weight_seed"]))
+        source = "weights.py"
+    print("  weights from %s (%.1f s)" % (source, time.time() - t))
+    data = [np.load(os.path.join(a.bundle, p)) for p in g["data"].values()]
+    failed = 0
+    for mode in a.modes.split(","):
+        kind, precision = mode.split("-")
+        name = "gpt2-torch-%s" % mode
+        res = {"impl": "torch.compile" if kind == "compile" else "torch eager",
+               "mode": mode, "precision": precision, "device": a.device, "steps": a.steps,
+               "warmup": a.warmup, "tokens_per_step": cfg["batch"] * cfg["block"],
+               "torch": torch.__version__}
+        if kind == "compile" and not hasattr(torch, "compile"):
+            res["unsupported"] = "torch %s has no torch.compile" % torch.__version__
+            print("  %s: n/a (%s)" % (mode, res["unsupported"]))
+            write_result(a.res, name, res)
+            continue
+        try:
+            torch_setup(a.device, precision)
+            model = M.load_weights(M.GPT2S(cfg), named)
+            t = time.time()
+            losses, times, peak = train_torch(torch, model, data, cfg["batch"], a.steps, g["lr"],
+                                              g["weight_decay"], a.device, bf16=precision == "bf16",
+                                              compile_=kind == "compile")
+            res.update(losses=losses, step_times_s=times[a.warmup:], first_step_s=times[0],
+                       device_bytes=peak, wall_s=time.time() - t)
+            print("  %s: losses %s" % (mode, " ".join("%.4f" % x for x in losses)))
+            print("  %s: step times (ms) %s" % (mode, " ".join("%.1f" % (1e3 * x) for x in times)))
+        except Exception as e:
+            res["error"] = "%s: %s" % (e.__class__.__name__, last_line(str(e)))
+            print("  %s: %s" % (mode, res["error"]))
+            failed = 1
+        write_result(a.res, name, res)
+        model = None
+        if a.device == "cuda":
+            torch.cuda.empty_cache()
+    return failed
+
+
+# ----------------------------------------------------------------------------- report
+
+def fmt_rel(x):
+    if x is None:
+        return "n/a"
+    if x == float("inf"):
+        return "inf"
+    return "%.1e" % x
+
+
+def fmt_pct(x):
+    return "%.1f%%" % (100 * x) if x >= 1e-3 else "%.2g%%" % (100 * x)
+
+
+def fmt_bytes(x, unit=2 ** 30, digits=2):
+    return "n/a" if x is None else ("%.*f" % (digits, x / unit))
+
+
+def status_of(part_status, name, result, err_key="error", group=None):
+    """ok | n/a: ... | failed: ... | timeout | skipped: ... from the shell's status file and the result."""
+    st = part_status.get(name, part_status.get(group))
+    if result and result.get("unsupported"):
+        return "n/a: " + result["unsupported"]
+    if result and result.get(err_key):
+        return "failed: " + result[err_key]
+    if st and st != "ok":
+        return st
+    if result is None:
+        return "missing"
+    return "ok"
+
+
+def cmd_report(a):
+    res = a.res
+    part_status = {}
+    try:
+        with open(os.path.join(res, "parts.tsv")) as f:
+            for line in f:
+                fields = line.rstrip("\n").split("\t")
+                if len(fields) >= 2:
+                    part_status[fields[0]] = fields[1]
+    except OSError:
+        pass
+    try:
+        b = load_bundle(a.bundle)
+    except (OSError, ValueError) as e:
+        b = {"examples": {}, "gpt2s": {"executables": []}, "error": str(e)}
+    env = read_result(res, "env") or {}
+    ldd = (read_result(res, "ldd") or {}).get("executables", {})
+    dry = a.device == "cpu"
+    L = []
+    L.append("## GPU check (issue #5)%s" % (" — CPU DRY RUN (numbers are not GPU numbers)" if dry else ""))
+    L.append("")
+    L.append("- device: %s; torch %s (CUDA %s); %s" % (
+        env.get("gpu") or env.get("device", a.device), env.get("torch", "?"), env.get("torch_cuda"),
+        env.get("nvidia_smi", "")))
+    L.append("- bundle: target %s, commit %s%s, built %s, GPT-2 config %s" % (
+        b.get("target"), b.get("commit"), " (dirty)" if b.get("dirty") else "", b.get("built"),
+        b.get("gpt2_config")))
+    L.append("- run: %s" % time.strftime("%Y-%m-%d %H:%M:%S"))
+    L.append("")
+    L.append("### Shared libraries (ldd with the bundle's LD_LIBRARY_PATH)")
+    L.append("")
+    if not ldd:
+        L.append("ldd part: %s" % part_status.get("ldd", "no result"))
+    else:
+        L.append("| executable | missing | from the bundle | CUDA libraries resolved |")
+        L.append("|---|---|---:|---|")
+        for name, r in sorted(ldd.items()):
+            L.append("| %s | %s | %d | %s |" % (name, ", ".join(r.get("missing", [])) or "none",
+                                               len(r.get("from_bundle", [])),
+                                               ", ".join(r.get("cuda", [])) or "-"))
+    L.append("")
+    L.append("### Examples: loss trajectories (AdamW, shipped data; max relative difference over all steps)")
+    L.append("")
+    L.append("| example | status | steps | oflow loss first → last | vs CPU target | vs torch (same device, fp32, TF32 off) | torch vs CPU target | oflow step (ms) | torch step (ms) | oflow device MiB | torch MiB |")
+    L.append("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    loss_goal = []
+    for ex in sorted(b.get("examples", {})):
+        r = read_result(res, "example-" + ex)
+        if r and r.get("oflow_error"):
+            st = "failed: " + r["oflow_error"]
+        elif r and r.get("torch_error"):
+            st = "oflow ok; torch failed: " + r["torch_error"]
+        elif r and part_status.get("example-" + ex, "ok").startswith("timeout"):
+            st = part_status["example-" + ex] + " (in torch)"
+        else:
+            st = status_of(part_status, "example-" + ex, r)
+        missing = ldd.get(ex, {}).get("missing")
+        if missing:
+            st += " (missing: %s)" % ", ".join(missing)
+        r = r or {}
+        ol = r.get("oflow_losses")
+        L.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            ex, st, r.get("steps", "?"),
+            "%.5f → %.5f" % (ol[0], ol[-1]) if ol else "n/a",
+            fmt_rel(r.get("rel_vs_cpu")), fmt_rel(r.get("rel_vs_torch")),
+            fmt_rel(r.get("torch_rel_vs_cpu")),
+            "%.3f" % (1e3 * r["oflow_step_s"]) if r.get("oflow_step_s") is not None else "n/a",
+            "%.3f" % (1e3 * r["torch_step_s"]) if r.get("torch_step_s") is not None else "n/a",
+            fmt_bytes(r.get("oflow_device_bytes"), 2 ** 20, 1),
+            fmt_bytes(r.get("torch_peak_bytes"), 2 ** 20, 1)))
+        loss_goal.append((ex, r.get("rel_vs_torch")))
+
+    cfg = None
+    try:
+        cfg = gpt2_config(a.bundle)
+    except (OSError, ValueError):
+        pass
+    L.append("")
+    if cfg:
+        fpt = cfg["flops_per_token"]
+        L.append("### GPT-2 %s (%.1fM parameters, %d layers, d %d, vocab %d, T %d, batch %d; AdamW lr %g)" % (
+            cfg["name"], cfg["num_params"] / 1e6, cfg["n_layer"], cfg["d_model"], cfg["vocab"],
+            cfg["block"], cfg["batch"], b.get("gpt2s", {}).get("lr", float("nan"))))
+        L.append("")
+        w = read_result(res, "gpt2-weights")
+        L.append("Weights regenerated from the seed: %s." % (
+            "%d initializers in %.1f s" % (w["initializers"], w["seconds"]) if w
+            else status_of(part_status, "gpt2-weights", w)))
+        L.append("")
+        L.append("| implementation | precision | status | step (ms, median) | tokens/s | MFU | peak device memory (GiB) | tokens/s vs torch.compile | step 0 (s) | loss first → last | max rel Δ loss vs torch eager fp32 |")
+        L.append("|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|")
+        rows = []
+        oflow_exes = {e["precision"]: e for e in b.get("gpt2s", {}).get("executables", [])}
+        for prec in ("fp32", "bf16"):
+            name = "gpt2-oflow-" + prec
+            r = read_result(res, name)
+            if prec not in oflow_exes:
+                why = b.get("gpt2s", {}).get("bf16_unsupported") if prec == "bf16" else None
+                r = {"unsupported": why or "no executable in the bundle"}
+            rows.append(("oflow", "fp32 (MFU vs tf32 peak)" if prec == "fp32" else "bf16", prec, name, r))
+        for mode in ("eager-fp32", "eager-tf32", "compile-tf32", "eager-bf16", "compile-bf16"):
+            kind, prec = mode.split("-")
+            name = "gpt2-torch-" + mode
+            rows.append(("torch.compile" if kind == "compile" else "torch eager",
+                         prec + (" (TF32 off)" if prec == "fp32" else ""), prec, name,
+                         read_result(res, name)))
+        ref = read_result(res, "gpt2-torch-eager-fp32") or {}
+        tps = {}
+        for impl, plabel, prec, name, r in rows:
+            if r and r.get("step_times_s"):
+                tps[name] = cfg["batch"] * cfg["block"] / statistics.median(r["step_times_s"])
+        compiled = {"fp32": tps.get("gpt2-torch-compile-tf32"), "tf32": tps.get("gpt2-torch-compile-tf32"),
+                    "bf16": tps.get("gpt2-torch-compile-bf16")}
+        for impl, plabel, prec, name, r in rows:
+            st = status_of(part_status, name, r,
+                           group="gpt2-torch-eager" if name.startswith("gpt2-torch-eager") else None)
+            r = r or {}
+            if name in tps:
+                step = statistics.median(r["step_times_s"])
+                peak_prec = "tf32" if (impl == "oflow" and prec == "fp32") else prec
+                mfu = fpt * tps[name] / PEAK_FLOPS[peak_prec]
+                vs = compiled.get(prec)
+                rel = max_rel(r.get("losses"), ref.get("losses")) if name != "gpt2-torch-eager-fp32" else None
+                losses = r.get("losses") or []
+                L.append("| %s | %s | %s | %.1f | %.0f | %s | %s | %s | %.2f | %s | %s |" % (
+                    impl, plabel, st, 1e3 * step, tps[name], fmt_pct(mfu),
+                    fmt_bytes(r.get("device_bytes")),
+                    "%.2fx" % (tps[name] / vs) if vs else "n/a",
+                    r.get("first_step_s") or 0.0,
+                    "%.4f → %.4f" % (losses[0], losses[-1]) if losses else "n/a",
+                    fmt_rel(rel)))
+                r["_mfu"], r["_vs"], r["_rel"] = mfu, (tps[name] / vs if vs else None), rel
+            else:
+                L.append("| %s | %s | %s | n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a |" % (impl, plabel, st))
+            rows_by_name = None  # noqa: F841
+            if name == "gpt2-oflow-fp32":
+                loss_goal.append(("gpt2s fp32", r.get("_rel")))
+        of32 = read_result(res, "gpt2-oflow-fp32")
+        of16 = read_result(res, "gpt2-oflow-bf16")
+        L.append("")
+        L.append("MFU = (6·N + 12·layers·d·T) FLOP per token × tokens/s / peak (N = %.1fM, %.3f GFLOP/token); "
+                 "peaks (H200 SXM datasheet, dense): bf16 %.0f, tf32 %.0f, fp32 %.1f TFLOP/s. Step times: "
+                 "oflow from its --log-json `elapsed_s`, torch from a synchronized wall clock around each "
+                 "step (data slice, forward, backward, AdamW, loss read back); median of the steps after %s warm-up."
+                 % (cfg["num_params"] / 1e6, fpt / 1e9, PEAK_FLOPS["bf16"] / 1e12,
+                    PEAK_FLOPS["tf32"] / 1e12, PEAK_FLOPS["fp32"] / 1e12,
+                    (of32 or ref or {}).get("warmup", "the")))
+    else:
+        L.append("### GPT-2: no config in the bundle")
+        of32 = of16 = None
+
+    # Goals (shown, not asserted).
+    L.append("")
+    L.append("### Goals (reported, not asserted)")
+    L.append("")
+
+    def verdict(ok):
+        return "n/a" if ok is None else ("met" if ok else "NOT met")
+    bad = [n for n, v in loss_goal if v is not None and v > LOSS_RTOL_GOAL]
+    unmeasured = [n for n, v in loss_goal if v is None]
+    if bad:
+        loss_verdict = "NOT met"
+    elif len(unmeasured) == len(loss_goal):
+        loss_verdict = "n/a"
+    elif unmeasured:
+        loss_verdict = "met where measured (not measured: %s)" % ", ".join(unmeasured)
+    else:
+        loss_verdict = "met"
+    L.append("- loss within %g relative of PyTorch (fp32): %s (%s)" % (
+        LOSS_RTOL_GOAL, loss_verdict,
+        ", ".join("%s %s" % (n, fmt_rel(v)) for n, v in loss_goal) or "no results"))
+    if cfg:
+        o = (of32 or {}).get("_vs") if of32 else None
+        # recompute outside the loop's dicts (read_result returns fresh objects)
+        t_c = None
+        c = read_result(res, "gpt2-torch-compile-tf32")
+        if c and c.get("step_times_s"):
+            t_c = statistics.median(c["step_times_s"])
+        t_o = statistics.median(of32["step_times_s"]) if of32 and of32.get("step_times_s") else None
+        L.append("- oflow fp32 throughput ≥ torch.compile (tf32): %s (%s)" % (
+            verdict(None if not (t_c and t_o) else t_o <= t_c),
+            "%.2fx" % (t_c / t_o) if t_c and t_o else "missing a side"))
+        t_b = statistics.median(of16["step_times_s"]) if of16 and of16.get("step_times_s") else None
+        mfu_b = cfg["flops_per_token"] * cfg["batch"] * cfg["block"] / t_b / PEAK_FLOPS["bf16"] if t_b else None
+        L.append("- oflow bf16 MFU ≥ %d%%: %s (%s)" % (
+            100 * MFU_GOAL, verdict(None if mfu_b is None else mfu_b >= MFU_GOAL),
+            "%.1f%%" % (100 * mfu_b) if mfu_b is not None else
+            "no bf16 executable: " + str(b.get("gpt2s", {}).get("bf16_unsupported", "not built"))))
+        del o
+    failed = sorted(k for k, v in part_status.items() if v.startswith(("failed", "timeout")))
+    skipped = sorted(k for k, v in part_status.items() if v.startswith("skipped"))
+    L.append("")
+    L.append("Parts: %d run, failed/timed out: %s; skipped: %s." % (
+        len(part_status), ", ".join(failed) or "none", ", ".join(skipped) or "none"))
+    text = "\n".join(L) + "\n"
+    print(text)
+    if a.md:
+        with open(a.md, "w") as f:
+            f.write(text)
+    return 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("part", choices=["env", "ldd", "example", "gpt2-weights", "gpt2-oflow",
+                                    "gpt2-torch", "report"])
+    p.add_argument("name", nargs="?")
+    p.add_argument("--bundle", required=True)
+    p.add_argument("--res", required=True)
+    p.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    p.add_argument("--timeout", type=int, default=120, help="for the oflow executable")
+    p.add_argument("--dest", help="gpt2-weights: where to write the weights")
+    p.add_argument("--weights", help="the regenerated GPT-2 weights (ONNX)")
+    p.add_argument("--exe", default="bin/gpt2s")
+    p.add_argument("--precision", default="fp32")
+    p.add_argument("--modes", default="eager-fp32,eager-tf32,eager-bf16")
+    p.add_argument("--steps", type=int, default=13)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--md", help="report: also write the table here")
+    a = p.parse_args()
+    return {"env": cmd_env, "ldd": cmd_ldd, "example": cmd_example, "gpt2-weights": cmd_gpt2_weights,
+            "gpt2-oflow": cmd_gpt2_oflow, "gpt2-torch": cmd_gpt2_torch,
+            "report": cmd_report}[a.part](a) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

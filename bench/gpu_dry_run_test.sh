@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# ctest gpu-check-dry-run: the GPU check's whole flow on the CPU (about 30 s):
+# bench/gpu_bundle.sh --cpu-dry-run (CPU executables, -O0, tiny GPT-2 config) into a
+# temporary folder, then bench/gpu_check.sh on it. Passes when no part failed and
+# every loss trajectory is within 1e-3 relative of PyTorch (the table's first goal).
+#
+#   bash bench/gpu_dry_run_test.sh [path/to/oflow-compile]
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+COMPILER=${1:-$ROOT/build/bin/oflow-compile}
+TMP=$(mktemp -d /tmp/gpu_dry_run.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+bash "$ROOT/bench/gpu_bundle.sh" --cpu-dry-run --compiler "$COMPILER" --out "$TMP/bundle"
+mkdir "$TMP/out"
+rc=0
+OUT=$TMP/out bash "$ROOT/bench/gpu_check.sh" "$TMP/bundle" --cpu-dry-run || rc=$?
+md=$TMP/out/gpu_check.md
+[ -s "$md" ] || { echo "FAIL: no table written to \$OUT/gpu_check.md"; exit 1; }
+((rc == 0)) || { echo "FAIL: gpu_check.sh exited $rc (a part failed)"; exit 1; }
+for ex in mlp cnn gpt; do
+  grep -q "^| $ex | ok |" "$md" || { echo "FAIL: example $ex is not ok"; exit 1; }
+done
+grep -q "^| oflow | fp32 (MFU vs tf32 peak) | ok |" "$md" || { echo "FAIL: the GPT-2 oflow row is not ok"; exit 1; }
+grep -q "^- loss within 0.001 relative of PyTorch (fp32): met" "$md" || { echo "FAIL: loss goal not met"; exit 1; }
+for f in gpu_check.json gpu_check.log gpu_check_parts.log; do
+  [ -s "$TMP/out/$f" ] || { echo "FAIL: \$OUT/$f missing"; exit 1; }
+done
+echo "PASS: GPU check dry run"

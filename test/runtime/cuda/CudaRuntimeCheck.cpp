@@ -1,0 +1,449 @@
+//===- CudaRuntimeCheck.cpp - liboflow_runtime_cuda.a on a real GPU -------===//
+//
+// Built always, useful only where a GPU exists: without one it prints
+// "SKIP: no CUDA device (...)" and exits 0. With one it checks
+//   - the device buffers: Program + CudaDevice round trip (state uploaded
+//     once, io inputs in / outputs out per call, state read back lazily,
+//     host changes uploaded, --check-memory's arena poison),
+//   - the mgpu* wrappers: a hand-written PTX kernel recorded by a global
+//     constructor (before main, as generated code does) and launched (as
+//     PTX through mgpuModuleLoadJIT and as a blob through mgpuModuleLoad),
+//     mgpuMemAlloc/Memset32/Memcpy/MemFree,
+//   - oflow_rt_sgemm / _batched against a CPU reference (every
+//     transposition, leading dims > minimal, alpha/beta, misaligned
+//     pointers, strided batches, k = 0, TF32),
+//   - every collective through NCCL: on one-rank communicators, and under
+//     `mpirun -np N` (N GPUs) on a mesh of N against abi.h's formulas.
+// Prints one line per check; exits 1 on the first failure.
+//
+//===----------------------------------------------------------------------===//
+#include "../../../runtime/lib/cuda/CudaContext.h"
+#include "oflow_rt/Distributed.h"
+#include "oflow_rt/Error.h"
+#include "oflow_rt/Program.h"
+#include "oflow_rt/abi.h"
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+extern "C" char *oflow_manifest_buffer(void); // check_program.c
+
+namespace {
+using namespace oflow_rt;
+
+// state[i] += x[i]; out[i] = 2 * state[i], i < n.
+const char kPtx[] = R"(
+.version 7.0
+.target sm_80
+.address_size 64
+
+.visible .entry add_twice(
+  .param .u64 p_state,
+  .param .u64 p_x,
+  .param .u64 p_out,
+  .param .u32 p_n
+)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<6>;
+  .reg .f32 %f<5>;
+  .reg .b64 %rd<11>;
+
+  ld.param.u64 %rd1, [p_state];
+  ld.param.u64 %rd2, [p_x];
+  ld.param.u64 %rd3, [p_out];
+  ld.param.u32 %r1, [p_n];
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %tid.x;
+  mad.lo.s32 %r5, %r2, %r3, %r4;
+  setp.ge.u32 %p1, %r5, %r1;
+  @%p1 bra DONE;
+  cvta.to.global.u64 %rd4, %rd1;
+  cvta.to.global.u64 %rd5, %rd2;
+  cvta.to.global.u64 %rd6, %rd3;
+  mul.wide.u32 %rd7, %r5, 4;
+  add.s64 %rd8, %rd4, %rd7;
+  add.s64 %rd9, %rd5, %rd7;
+  add.s64 %rd10, %rd6, %rd7;
+  ld.global.f32 %f1, [%rd8];
+  ld.global.f32 %f2, [%rd9];
+  add.f32 %f3, %f1, %f2;
+  st.global.f32 [%rd8], %f3;
+  add.f32 %f4, %f3, %f3;
+  st.global.f32 [%rd10], %f4;
+DONE:
+  ret;
+}
+)";
+
+// As generated code does: recorded by a global constructor, before main().
+void *gPtxModule = mgpuModuleLoadJIT(const_cast<char *>(kPtx), 3);
+// The same PTX through mgpuModuleLoad (cudaLibraryLoadData takes PTX too).
+void *gBlobModule = mgpuModuleLoad(const_cast<char *>(kPtx), sizeof kPtx);
+
+int gFailures = 0;
+void expect(bool ok, const std::string &what) {
+  if (!ok) {
+    std::printf("FAIL: %s\n", what.c_str());
+    std::fflush(stdout);
+    ++gFailures;
+  }
+}
+
+// io layout of the check program's manifest.
+constexpr int64_t kX = 0, kLoss = 64, kOut = 128;
+uint8_t *gArena = nullptr;
+int gCalls = 0;
+} // namespace
+
+extern "C" void _mlir_ciface_oflow_train_step(oflow_buffer *state,
+                                              oflow_buffer *io,
+                                              oflow_buffer *arena) {
+  void *stream = mgpuStreamCreate();
+  void *f = mgpuModuleGetFunction(++gCalls % 2 ? gPtxModule : gBlobModule,
+                                  "add_twice");
+  void *s = state->aligned, *x = io->aligned + kX, *out = io->aligned + kOut;
+  uint32_t n = 4;
+  void *params[] = {&s, &x, &out, &n};
+  mgpuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, stream, params, nullptr, 4);
+  gArena = arena->aligned;
+  mgpuStreamSynchronize(stream);
+  mgpuStreamDestroy(stream);
+}
+
+namespace {
+float at(const Program &p, int64_t off, int i) {
+  float v;
+  std::memcpy(&v, p.io.data() + off + 4 * i, 4);
+  return v;
+}
+
+void checkProgram(Program &p) {
+  float x[4] = {10, 20, 30, 40};
+  std::memcpy(p.io.data() + kX, x, sizeof x);
+  p.call("train"); // state {1,2,3,4} uploaded -> {11,22,33,44}
+  bool ok = true;
+  for (int i = 0; i < 4; ++i)
+    ok &= at(p, kOut, i) == 2 * (x[i] + (i + 1));
+  expect(ok, "round trip: io outputs after the first call");
+  p.call("train"); // state stays on the GPU: {21,42,63,84}
+  const float *st = reinterpret_cast<const float *>(p.stateForRead());
+  ok = true;
+  for (int i = 0; i < 4; ++i)
+    ok &= st[i] == 2 * x[i] + (i + 1) && at(p, kOut, i) == 2 * st[i];
+  expect(ok, "round trip: state read back lazily after two calls");
+  float *w = reinterpret_cast<float *>(p.stateForWrite());
+  for (int i = 0; i < 4; ++i)
+    w[i] = -x[i];
+  p.poisonArena();
+  p.call("train"); // the host's state uploaded: {0,0,0,0}
+  ok = true;
+  for (int i = 0; i < 4; ++i)
+    ok &= at(p, kOut, i) == 0;
+  expect(ok, "round trip: host state changes reach the GPU");
+  uint8_t arena[64];
+  cuda::check(cudaMemcpy(arena, gArena, 64, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  ok = true;
+  for (uint8_t b : arena)
+    ok &= b == 0xFF;
+  expect(ok, "poisonArena fills the arena with 0xFF");
+  // mgpuMemAlloc / Memset32 / Memcpy / MemFree (null stream = compute stream).
+  void *d = mgpuMemAlloc(64, nullptr, false);
+  mgpuMemset32(d, 0x3f800000u, 16, nullptr); // 1.0f
+  float h[16] = {0};
+  mgpuMemcpy(h, d, 64, nullptr);
+  cuda::check(cudaStreamSynchronize(cuda::context("check").stream), "cudaStreamSynchronize");
+  ok = true;
+  for (float v : h)
+    ok &= v == 1.0f;
+  expect(ok, "mgpuMemAlloc + mgpuMemset32 + mgpuMemcpy");
+  mgpuMemFree(d, nullptr);
+  std::string json = p.deviceJsonFields();
+  expect(json.find("\"device_bytes\": ") != std::string::npos,
+         "device_bytes in the JSON fields: " + json);
+  std::printf("ok: device buffers and mgpu* launch (%s)\n", json.c_str());
+}
+
+// C = alpha op(A) op(B) + beta C, row-major, in double.
+void reference(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+               const float *a, int64_t lda, const float *b, int64_t ldb,
+               float beta, float *c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p)
+        s += double(ta ? a[p * lda + i] : a[i * lda + p]) *
+             double(tb ? b[j * ldb + p] : b[p * ldb + j]);
+      c[i * ldc + j] = float(alpha * s + beta * c[i * ldc + j]);
+    }
+}
+
+float *toDevice(const std::vector<float> &v, int64_t pad = 0) {
+  void *p = nullptr;
+  cuda::check(cudaMalloc(&p, (v.size() + pad + 64) * 4), "cudaMalloc");
+  float *d = static_cast<float *>(p) + pad;
+  cuda::check(cudaMemcpy(d, v.data(), v.size() * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
+  return d;
+}
+
+std::vector<float> randoms(int64_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  for (auto &x : v) {
+    seed = seed * 1664525u + 1013904223u;
+    x = float(int(seed >> 9) % 2001 - 1000) / 500.0f;
+  }
+  return v;
+}
+
+void checkGemm(bool tf32) {
+  cuda::Context &ctx = cuda::context("check");
+  ctx.allowTf32 = tf32;
+  double tol = tf32 ? 2e-2 : 1e-4;
+  int cases = 0;
+  for (int64_t batch : {1, 3})
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb)
+        for (int64_t mis : {0, 1})
+          for (auto [m, n, k] : {std::array<int64_t, 3>{5, 7, 3}, {64, 48, 96}, {1, 33, 17}}) {
+            int64_t lda = (ta ? m : k) + 2, ldb = (tb ? k : n) + 1, ldc = n + 3;
+            int64_t rowsA = ta ? k : m, rowsB = tb ? n : k;
+            int64_t sa = rowsA * lda + 5, sb = rowsB * ldb, sc = m * ldc + 1;
+            auto a = randoms(batch * sa, 1 + m), b = randoms(batch * sb, 2 + n),
+                 c = randoms(batch * sc, 3 + k);
+            float alpha = 0.75f, beta = batch > 1 ? 0.0f : -0.5f;
+            std::vector<float> want = c;
+            for (int64_t i = 0; i < batch; ++i)
+              reference(ta, tb, m, n, k, alpha, a.data() + i * sa, lda,
+                        b.data() + i * sb, ldb, beta, want.data() + i * sc, ldc);
+            float *da = toDevice(a, mis), *db = toDevice(b), *dc = toDevice(c, mis);
+            if (batch == 1)
+              oflow_rt_sgemm(ta, tb, m, n, k, alpha, da, lda, db, ldb, beta, dc, ldc);
+            else
+              oflow_rt_sgemm_batched(batch, ta, tb, m, n, k, alpha, da, lda, sa,
+                                     db, ldb, sb, beta, dc, ldc, sc);
+            cuda::check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");
+            std::vector<float> got(c.size());
+            cuda::check(cudaMemcpy(got.data(), dc, got.size() * 4, cudaMemcpyDeviceToHost),
+                        "cudaMemcpy");
+            double worst = 0;
+            for (int64_t i = 0; i < batch; ++i)
+              for (int64_t r = 0; r < m; ++r)
+                for (int64_t j = 0; j < ldc; ++j) {
+                  int64_t idx = i * sc + r * ldc + j;
+                  if (j >= n) { // outside the matrix: untouched
+                    if (got[idx] != c[idx])
+                      worst = 1e9;
+                    continue;
+                  }
+                  worst = std::max(worst, std::fabs(double(got[idx]) - want[idx]) /
+                                              (1.0 + std::fabs(double(want[idx]))));
+                }
+            expect(worst <= tol, "sgemm batch " + std::to_string(batch) + " ta " +
+                                     std::to_string(ta) + " tb " + std::to_string(tb) +
+                                     " m " + std::to_string(m) + " n " + std::to_string(n) +
+                                     " k " + std::to_string(k) + " misaligned " +
+                                     std::to_string(mis) + ": error " + std::to_string(worst));
+            cudaFree(da - mis);
+            cudaFree(db);
+            cudaFree(dc - mis);
+            ++cases;
+          }
+  // k = 0: C = beta C for beta 0.
+  auto c = randoms(12, 9);
+  float *dc = toDevice(c);
+  oflow_rt_sgemm(0, 0, 3, 4, 0, 1.0f, dc, 1, dc, 4, 0.0f, dc, 4);
+  cuda::check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");
+  std::vector<float> got(12);
+  cuda::check(cudaMemcpy(got.data(), dc, 48, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  bool zero = true;
+  for (float v : got)
+    zero &= v == 0;
+  expect(zero, "sgemm k = 0, beta 0 zeroes C");
+  cudaFree(dc);
+  ctx.allowTf32 = false;
+  std::printf("ok: sgemm%s, %d cases\n", tf32 ? " (TF32)" : "", cases + 1);
+}
+
+// ---- collectives: member p's input is a known function of p -------------
+template <typename T> T valueOf(int64_t p, int64_t i) {
+  return static_cast<T>((p + 1) * 3 + (i % 13) - 4);
+}
+
+template <typename T>
+void checkCollectivesT(int64_t dtype, const char *name, int64_t n, int64_t c) {
+  cuda::Context &ctx = cuda::context("check");
+  auto dev = [&](const std::vector<T> &v) {
+    void *p = nullptr;
+    cuda::check(cudaMalloc(&p, v.size() * sizeof(T) + 64), "cudaMalloc");
+    cuda::check(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice),
+                "cudaMemcpy");
+    return p;
+  };
+  auto host = [&](void *p, size_t count) {
+    std::vector<T> v(count);
+    cuda::check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");
+    cuda::check(cudaMemcpy(v.data(), p, count * sizeof(T), cudaMemcpyDeviceToHost),
+                "cudaMemcpy");
+    cudaFree(p);
+    return v;
+  };
+  auto input = [&](int64_t p, int64_t count) {
+    std::vector<T> v(count);
+    for (int64_t i = 0; i < count; ++i)
+      v[i] = valueOf<T>(p, i);
+    return v;
+  };
+  std::string tag = std::string(name) + " n=" + std::to_string(n);
+  { // all_reduce, sum and max, in place and not
+    int64_t count = 37;
+    for (int64_t op : {OFLOW_RED_SUM, OFLOW_RED_MAX}) {
+      void *in = dev(input(c, count)), *out = dev(std::vector<T>(count));
+      oflow_rt_all_reduce(dtype, op, in, out, count, 0);
+      auto got = host(out, count);
+      oflow_rt_all_reduce(dtype, op, in, in, count, 0);
+      auto inPlace = host(in, count);
+      bool ok = got == inPlace;
+      for (int64_t i = 0; i < count; ++i) {
+        T want = valueOf<T>(0, i);
+        for (int64_t p = 1; p < n; ++p)
+          want = op == OFLOW_RED_SUM ? T(want + valueOf<T>(p, i))
+                                     : std::max(want, valueOf<T>(p, i));
+        ok &= got[i] == want;
+      }
+      expect(ok, "all_reduce " + tag + (op ? " max" : " sum"));
+    }
+  }
+  for (int64_t outer : {1, 3}) { // all_gather and reduce_scatter
+    int64_t chunk = 5;
+    void *in = dev(input(c, outer * chunk)), *out = dev(std::vector<T>(n * outer * chunk));
+    oflow_rt_all_gather(dtype, in, out, outer, chunk, 0);
+    auto got = host(out, n * outer * chunk);
+    cudaFree(in);
+    bool ok = true;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t p = 0; p < n; ++p)
+        for (int64_t k = 0; k < chunk; ++k)
+          ok &= got[(o * n + p) * chunk + k] == valueOf<T>(p, o * chunk + k);
+    expect(ok, "all_gather " + tag + " outer " + std::to_string(outer));
+    in = dev(input(c, outer * n * chunk));
+    out = dev(std::vector<T>(outer * chunk));
+    oflow_rt_reduce_scatter(dtype, OFLOW_RED_SUM, in, out, outer, chunk, 0);
+    got = host(out, outer * chunk);
+    cudaFree(in);
+    ok = true;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t k = 0; k < chunk; ++k) {
+        T want = 0;
+        for (int64_t p = 0; p < n; ++p)
+          want = T(want + valueOf<T>(p, o * n * chunk + c * chunk + k));
+        ok &= got[o * chunk + k] == want;
+      }
+    expect(ok, "reduce_scatter " + tag + " outer " + std::to_string(outer));
+  }
+  for (int s : {1, 3}) { // all_to_all
+    int64_t d[5] = {2, 2 * n, 3, 2 * n, 2};
+    int g = 4 - s;
+    int64_t total = d[0] * d[1] * d[2] * d[3] * d[4];
+    void *in = dev(input(c, total)), *out = dev(std::vector<T>(total));
+    oflow_rt_all_to_all(dtype, in, out, d[0], d[1], d[2], d[3], d[4], s, 0);
+    auto got = host(out, total);
+    cudaFree(in);
+    int64_t od[5] = {d[0], d[1], d[2], d[3], d[4]};
+    od[s] /= n;
+    od[g] *= n;
+    bool ok = true;
+    int64_t i[5];
+    for (i[0] = 0; i[0] < od[0]; ++i[0])
+      for (i[1] = 0; i[1] < od[1]; ++i[1])
+        for (i[2] = 0; i[2] < od[2]; ++i[2])
+          for (i[3] = 0; i[3] < od[3]; ++i[3])
+            for (i[4] = 0; i[4] < od[4]; ++i[4]) {
+              int64_t j[5] = {i[0], i[1], i[2], i[3], i[4]};
+              int64_t p = i[g] / d[g];
+              j[g] = i[g] % d[g];
+              j[s] = c * (d[s] / n) + i[s];
+              int64_t oi = (((i[0] * od[1] + i[1]) * od[2] + i[2]) * od[3] + i[3]) * od[4] + i[4];
+              int64_t ii = (((j[0] * d[1] + j[1]) * d[2] + j[2]) * d[3] + j[3]) * d[4] + j[4];
+              ok &= got[oi] == valueOf<T>(p, ii);
+            }
+    expect(ok, "all_to_all " + tag + " scatter dim " + std::to_string(s));
+  }
+}
+
+void checkCollectives(int64_t n, int64_t c) {
+  checkCollectivesT<float>(OFLOW_DT_F32, "f32", n, c);
+  checkCollectivesT<double>(OFLOW_DT_F64, "f64", n, c);
+  checkCollectivesT<int32_t>(OFLOW_DT_I32, "i32", n, c);
+  checkCollectivesT<int64_t>(OFLOW_DT_I64, "i64", n, c);
+  checkCollectivesT<int8_t>(OFLOW_DT_I8, "i8", n, c);
+  std::printf("ok: collectives over NCCL, %lld rank%s (rank %lld)\n",
+              static_cast<long long>(n), n == 1 ? "" : "s", static_cast<long long>(c));
+}
+
+void writeManifest(int64_t mesh) {
+  std::string m = "oflow-manifest 1\nmode train\nmodel check\nbatch 4\n"
+                  "state_bytes 64\nio_bytes 256\narena_bytes 64\nentry train\n"
+                  "var w param f32 1 4 0 0\n"
+                  "input x f32 1 4 0 normal\n"
+                  "output train loss f32 0 64\n"
+                  "output train out f32 1 4 128\n";
+  if (mesh > 1)
+    m += "mesh " + std::to_string(mesh) + "\n";
+  std::snprintf(oflow_manifest_buffer(), 4096, "%s", m.c_str());
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    std::printf("SKIP: no CUDA device (%s)\n",
+                e != cudaSuccess ? cudaGetErrorString(e) : "none visible");
+    return 0;
+  }
+  const char *ws = std::getenv("OMPI_COMM_WORLD_SIZE");
+  int64_t world = ws ? std::atoll(ws) : 1;
+  writeManifest(world);
+  try {
+    Program p(argc > 0 ? argv[0] : "oflow-cuda-runtime-check");
+    checkProgram(p);
+    if (gFailures == 0) {
+      checkGemm(false);
+      checkGemm(true);
+    }
+    cuda::Context &ctx = cuda::context("check");
+    if (world == 1) {
+      // One-rank NCCL communicators, installed for mesh axis 0.
+      ncclComm_t comm = nullptr;
+      int dev = ctx.device;
+      cuda::check(ncclCommInitAll(&comm, 1, &dev), "ncclCommInitAll");
+      ctx.axisComms.assign(1, comm);
+      checkCollectives(1, 0);
+      ctx.axisComms.clear();
+      ncclCommDestroy(comm);
+    } else if (gFailures == 0) {
+      checkCollectives(world, worldRank());
+    }
+  } catch (const Error &err) {
+    std::printf("FAIL: %s\n", err.what());
+    return 1;
+  }
+  finishDistributed();
+  if (gFailures) {
+    std::printf("%d checks failed\n", gFailures);
+    return 1;
+  }
+  std::printf("PASS\n");
+  return 0;
+}
