@@ -61,13 +61,17 @@ LogicalResult checkCudaToolkit(Location loc, StringRef toolkit) {
 static constexpr const char *kPtxChip = "sm_80";
 static constexpr const char *kPtxFeatures = "+ptx80";
 
-void addGpuKernelPipeline(OpPassManager &pm, StringRef toolkit) {
-  std::string attach = std::string("nvvm-attach-target{chip=") + kPtxChip +
-                       " features=" + kPtxFeatures + " O=3}";
+void addGpuFormKernelsPipeline(OpPassManager &pm) {
   addTextual(pm, "func.func(oflow-expand-strided-copies{all-copies=true},"
                  "convert-linalg-to-parallel-loops),"
-                 "lower-affine,canonicalize,cse,"
-                 "oflow-form-gpu-kernels,gpu-kernel-outlining,"
+                 "lower-affine,canonicalize,cse,oflow-form-gpu-kernels");
+}
+
+void addGpuKernelPipeline(OpPassManager &pm, StringRef toolkit) {
+  addGpuFormKernelsPipeline(pm);
+  std::string attach = std::string("nvvm-attach-target{chip=") + kPtxChip +
+                       " features=" + kPtxFeatures + " O=3}";
+  addTextual(pm, "gpu-kernel-outlining,"
                  "convert-scf-to-cf,expand-strided-metadata," + attach + ","
                  "lower-affine,convert-arith-to-llvm,convert-index-to-llvm,"
                  "canonicalize,cse,"

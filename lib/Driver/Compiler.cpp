@@ -250,6 +250,13 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     return 1;
   image->onnxModel = std::move(exportTemplate);
 
+  if (options.target == Target::CudaEmulated &&
+      failed(runStage("CUDA kernels, emulated on the host", [](PassManager &pm) {
+        addGpuFormKernelsPipeline(pm);
+        pm.addNestedPass<func::FuncOp>(createEmulateGpuLaunches());
+        return success();
+      })))
+    return 1;
   if (cuda) {
     if (failed(runStage("CUDA: form and compile kernels", [&](PassManager &pm) {
           addGpuKernelPipeline(pm, toolkit);

@@ -1,6 +1,6 @@
 //===- oflow-compile.cpp - model in, training executable out --------------===//
 //
-//   oflow-compile MODEL [-o OUT] [--mesh 8x4] [--target cuda|cpu] [--emit=STAGE]
+//   oflow-compile MODEL [-o OUT] [--mesh 8x4] [--target cuda|cpu|cuda-emulated] [--emit=STAGE]
 //
 // A thin main: options (CLI11) into CompileOptions, MLIR's own options
 // (--mlir-timing, --mlir-print-ir-after-all, ...) to llvm::cl, and every
@@ -92,8 +92,10 @@ int run(int argc, char **argv) {
                  "largest fused gradient all-reduce in MiB (0: one per "
                  "tensor; default 25)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--target", target, "code generation target")
-      ->check(CLI::IsMember({"cuda", "cpu"}));
+  app.add_option("--target", target,
+                 "code generation target (cuda-emulated: the CUDA kernels as "
+                 "CPU loops, to check them without a GPU)")
+      ->check(CLI::IsMember({"cuda", "cpu", "cuda-emulated"}));
   std::string stages;
   for (const std::string &s : oflow::emitStageNames())
     stages += (stages.empty() ? "" : "|") + s;
@@ -199,7 +201,9 @@ int run(int argc, char **argv) {
     }
     options.mesh.assign(shape->begin(), shape->end());
   }
-  options.target = target == "cpu" ? oflow::Target::Cpu : oflow::Target::Cuda;
+  options.target = target == "cpu"             ? oflow::Target::Cpu
+                   : target == "cuda-emulated" ? oflow::Target::CudaEmulated
+                                               : oflow::Target::Cuda;
   options.emit = *oflow::parseEmitStage(emit);
   options.mode = mode == "infer" ? oflow::Mode::Infer : oflow::Mode::Train;
   options.verbose = !quiet;

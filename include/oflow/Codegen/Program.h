@@ -47,6 +47,10 @@ std::string cudaToolkitPath();
 /// Fails with one error line when the toolkit lacks ptxas, fatbinary or
 /// libdevice.
 mlir::LogicalResult checkCudaToolkit(mlir::Location loc, llvm::StringRef toolkit);
+/// The bufferized program's memory-touching ops as gpu.launch regions
+/// (the start of addGpuKernelPipeline; `--target cuda-emulated` runs them as
+/// host loops through oflow-emulate-gpu-launches).
+void addGpuFormKernelsPipeline(mlir::OpPassManager &pm);
 /// CUDA target, part 1: from the bufferized program to kernels (PTX in
 /// gpu.binary objects, see kernelAssembly) launched from host code.
 void addGpuKernelPipeline(mlir::OpPassManager &pm, llvm::StringRef toolkit);

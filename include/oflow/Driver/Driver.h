@@ -24,7 +24,9 @@ const char *emitStageName(EmitStage stage);
 /// The stage names in pipeline order, for --help.
 std::vector<std::string> emitStageNames();
 
-enum class Target { Cuda, Cpu };
+/// `CudaEmulated`: the CUDA target's kernels run as host loops, linked with
+/// the CPU runtime, to check their numerics on a machine without a GPU.
+enum class Target { Cuda, Cpu, CudaEmulated };
 
 enum class Mode { Train, Infer };
 
