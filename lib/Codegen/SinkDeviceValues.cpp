@@ -1,5 +1,8 @@
 //===- SinkDeviceValues.cpp - host reads of device memory -> kernels ------===//
 //
+// Views of the program buffers and the index arithmetic behind them are
+// cloned into the kernels too, so that kernels take few parameters.
+//
 // A scalar the host reads from a program buffer (the poison flag, a 0-d
 // intermediate) lives in device memory on the CUDA target. Each kernel that
 // uses it reads it again itself: the load and the pure ops computing from it
@@ -177,9 +180,16 @@ struct Sinker {
     }
   }
 
+  /// Device values, globals (a host address means nothing in a kernel), and
+  /// the host's pure address arithmetic: a kernel that derives its views
+  /// from the entry's three buffers itself takes three memref arguments
+  /// instead of one descriptor per view, which would exceed the 4 KiB of
+  /// kernel parameters on big models.
   bool needsSinking(Operation *def) const {
     return def && def->getBlock() == &body &&
-           (values.contains(def) || isa<memref::GetGlobalOp>(def));
+           (values.contains(def) || isa<memref::GetGlobalOp>(def) ||
+            (isMemoryEffectFree(def) && def->getNumRegions() == 0 &&
+             def->getNumResults() > 0));
   }
 
   static bool isSingleThread(gpu::LaunchOp launch) {
