@@ -128,7 +128,9 @@ def FormGpuKernels : Pass<"oflow-form-gpu-kernels", "mlir::ModuleOp"> {
     - scalars read from device memory on the host (`memref.load`), the pure
       ops computing from them and `memref.get_global`s are rematerialized
       inside every kernel that uses them, when the memory they read cannot
-      change in between.
+      change in between; so are the views of the entry's buffers and their
+      index arithmetic, so that a kernel's parameters are the three buffers
+      and a few host scalars (ptxas allows 4 KiB of parameters).
     Anything that would still touch memory on the host is an error naming
     the op. Kernels are named `<function>_k<N>` and all go to the
     `gpu.module @oflow_kernels` through `gpu-kernel-outlining`.
