@@ -151,6 +151,11 @@ else
 fi
 rm -rf "$WORK/gpt2s"   # the 500 MB of weights stay here
 
+# The CUDA runtime's own GPU test (gpu_check's runtime-check part).
+if [ "$TARGET" = cuda ] && [ -x "$(dirname "$COMPILER")/oflow-cuda-runtime-check" ]; then
+  cp "$(dirname "$COMPILER")/oflow-cuda-runtime-check" "$OUT/bin/"
+fi
+
 # --- shared libraries ---------------------------------------------------------
 # Everything ldd resolves, except glibc's own libraries, libstdc++/libgcc (the GPU
 # machine's are newer and compatible), the CUDA driver, and the CUDA libraries

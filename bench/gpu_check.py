@@ -486,6 +486,33 @@ def status_of(part_status, name, result, err_key="error", group=None):
     return "ok"
 
 
+def cmd_runtime_check(a):
+    """The CUDA runtime's own GPU test (oflow-cuda-runtime-check): cuBLASLt GEMMs,
+    one-rank NCCL collectives, the mgpu* launch wrappers, device buffers."""
+    exe = os.path.join(a.bundle, "bin", "oflow-cuda-runtime-check")
+    if not os.path.exists(exe):
+        write_result(a.res, "runtime-check", {"status": "n/a: not in the bundle"})
+        print("  n/a: %s is not in the bundle" % exe)
+        return 0
+    try:
+        p = subprocess.run([exe], capture_output=True, text=True, env=exe_env(),
+                           timeout=max(10, a.timeout))
+        lines = (p.stdout + p.stderr).splitlines()
+        rc = p.returncode
+    except (OSError, subprocess.TimeoutExpired) as e:
+        lines, rc = [str(e)], -1
+    passed = [l for l in lines if l.startswith("PASS")]
+    failed = [l for l in lines if l.startswith("FAIL")]
+    skipped = [l for l in lines if l.startswith("SKIP")]
+    for l in lines[-40:]:
+        print("  " + l)
+    status = ("skipped: " + skipped[0][:160]) if skipped and not passed else \
+             ("ok" if rc == 0 and not failed else "FAILED (exit %d)" % rc)
+    write_result(a.res, "runtime-check", {"status": status, "passed": len(passed),
+                                          "failed": failed[:20], "rc": rc})
+    return 0 if rc == 0 and not failed else 1
+
+
 def cmd_report(a):
     res = a.res
     part_status = {}
@@ -526,6 +553,13 @@ def cmd_report(a):
             L.append("| %s | %s | %d | %s |" % (name, ", ".join(r.get("missing", [])) or "none",
                                                len(r.get("from_bundle", [])),
                                                ", ".join(r.get("cuda", [])) or "-"))
+    L.append("")
+    rc = read_result(res, "runtime-check") or {}
+    L.append("### CUDA runtime check (oflow-cuda-runtime-check: GEMMs, NCCL, launches, buffers)")
+    L.append("")
+    L.append("- %s; %s checks passed%s" % (
+        rc.get("status", part_status.get("runtime-check", "no result")), rc.get("passed", 0),
+        "; failed: " + "; ".join(rc.get("failed", [])) if rc.get("failed") else ""))
     L.append("")
     L.append("### Examples: loss trajectories (AdamW, shipped data; max relative difference over all steps)")
     L.append("")
@@ -690,7 +724,7 @@ def cmd_report(a):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("part", choices=["env", "ldd", "example", "gpt2-weights", "gpt2-oflow",
+    p.add_argument("part", choices=["env", "ldd", "runtime-check", "example", "gpt2-weights", "gpt2-oflow",
                                     "gpt2-torch", "report"])
     p.add_argument("name", nargs="?")
     p.add_argument("--bundle", required=True)
@@ -706,7 +740,7 @@ def main():
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--md", help="report: also write the table here")
     a = p.parse_args()
-    return {"env": cmd_env, "ldd": cmd_ldd, "example": cmd_example, "gpt2-weights": cmd_gpt2_weights,
+    return {"env": cmd_env, "ldd": cmd_ldd, "runtime-check": cmd_runtime_check, "example": cmd_example, "gpt2-weights": cmd_gpt2_weights,
             "gpt2-oflow": cmd_gpt2_oflow, "gpt2-torch": cmd_gpt2_torch,
             "report": cmd_report}[a.part](a) or 0
 

@@ -139,6 +139,7 @@ if ((!DRY)); then
 fi
 part env 40 5 "$PY" "${C[@]}" env
 part ldd 30 5 "$PY" "${C[@]}" ldd
+part runtime-check 40 10 "$PY" "${C[@]}" runtime-check --timeout 30
 for ex in mlp cnn gpt; do
   part "example-$ex" "$EXT" 10 "$PY" "${C[@]}" example "$ex" --timeout "$((EXT - 10))"
 done

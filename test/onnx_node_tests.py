@@ -117,6 +117,10 @@ def run_data_sets(exe, model, workdir, timeout):
     return None
 
 
+# --target: cpu, or cuda-emulated (the CUDA target's kernels as host loops).
+TARGET = "cpu"
+
+
 def run_one(compiler, model, timeout):
     name = os.path.basename(os.path.dirname(model))
     start = time.monotonic()
@@ -132,7 +136,7 @@ def run_compiled(compiler, model, timeout, workdir, result, start):
     exe = os.path.join(workdir, "infer")
     try:
         proc = subprocess.run(
-            [compiler, model, "--mode", "infer", "--target", "cpu", "-q", "-o", exe],
+            [compiler, model, "--mode", "infer", "--target", TARGET, "-q", "-o", exe],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -255,9 +259,13 @@ def main():
     ap.add_argument("--write-expected", metavar="FILE",
                     help="write the list of passing tests here")
     ap.add_argument("--only", metavar="REGEX", help="run only matching tests")
+    ap.add_argument("--target", default="cpu", choices=["cpu", "cuda-emulated"],
+                    help="code generation target (default: %(default)s)")
     ap.add_argument("--top", type=int, default=25,
                     help="how many unsupported reasons to summarize")
     args = ap.parse_args()
+    global TARGET
+    TARGET = args.target
 
     compiler = os.path.abspath(args.oflow_compile)
     if not os.access(compiler, os.X_OK):
