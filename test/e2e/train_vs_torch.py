@@ -75,7 +75,7 @@ def torch_run(example, data, optimizer, lr, steps, batch):
 def oflow_run(args, example_name, optimizer, lr, workdir):
     model = os.path.join(EXAMPLES, example_name, f"{example_name}.onnx")
     exe = os.path.join(workdir, "train")
-    cmd = [args.oflow_compile, model, "--target", "cpu", "-o", exe, "--lr", str(lr)]
+    cmd = [args.oflow_compile, model, "--target", args.target, "-o", exe, "--lr", str(lr)]
     cmd += OPTIMIZERS[optimizer]["flags"]
     subprocess.run(cmd, check=True)
     log = os.path.join(workdir, "log.jsonl")
@@ -104,6 +104,8 @@ def main():
     p.add_argument("--oflow-compile", required=True)
     p.add_argument("--example", required=True, choices=sorted(INPUTS))
     p.add_argument("--optimizer", required=True, choices=sorted(OPTIMIZERS))
+    p.add_argument("--target", default="cpu", choices=["cpu", "cuda-emulated"],
+                   help="cuda-emulated: the CUDA target's kernels as host loops")
     p.add_argument("--steps", type=int, default=24)
     p.add_argument("--rtol", type=float, default=1e-4)
     p.add_argument("--grad-rtol", type=float, default=1e-4)
