@@ -32,7 +32,7 @@ void addBufferizePipeline(OpPassManager &pm) {
 void addLowerToLlvmPipeline(OpPassManager &pm) {
   addTextual(pm, "func.func(oflow-lower-reductions,oflow-vectorize-elementwise,"
                  "convert-linalg-to-loops,convert-vector-to-scf{full-unroll},"
-                 "lower-vector-mask),"
+                 "lower-vector-mask),oflow-vector-math-to-libmvec,"
                  "expand-strided-metadata,"
                  "lower-affine,func.func(convert-scf-to-cf),convert-math-to-llvm,"
                  "convert-math-to-libm,convert-vector-to-llvm,convert-to-llvm,"

@@ -175,4 +175,22 @@ def EmulateGpuLaunches : Pass<"oflow-emulate-gpu-launches", "mlir::func::FuncOp"
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 
+def VectorMathToLibmvec : Pass<"oflow-vector-math-to-libmvec", "mlir::ModuleOp"> {
+  let summary = "f32 vector exp/erf/tanh/log -> calls of glibc's libmvec";
+  let description = [{
+    `math.exp`, `math.erf`, `math.tanh` and `math.log` on f32 vectors of 16,
+    8 or 4 elements (leading unit dimensions allowed) become calls of glibc's
+    vector math library (`_ZGVeN16v_expf`, `_ZGVdN8v_erff`, ...; `-lm` links
+    libmvec as needed), where the CPU has the ISA the variant needs (AVX-512F,
+    AVX2, SSE4.1). Otherwise LLVM would scalarize them into one libm call per
+    element: the vector tiles of GELU and softmax spent most of their time
+    there.
+  }];
+  let options = [
+    Option<"isa", "isa", "std::string", /*default=*/"\"host\"",
+           "host (this CPU's features), avx512, avx2, sse4 or none">,
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::vector::VectorDialect"];
+}
+
 #endif // OFLOW_CODEGEN_PASSES_TD
