@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "oflow/Codegen/Passes.h"
+#include "oflow/Codegen/DeclareFunction.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
@@ -45,15 +46,6 @@ BlasMatrix describe(OpBuilder &b, Location loc, Value memref) {
   if (rank == 3)
     m.batch = toI64(strides[0]);
   return m;
-}
-
-func::FuncOp declare(ModuleOp module, StringRef name, FunctionType type) {
-  if (auto f = module.lookupSymbol<func::FuncOp>(name))
-    return f;
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  auto f = func::FuncOp::create(b, module.getLoc(), name, type);
-  f.setPrivate();
-  return f;
 }
 
 template <typename OpT>
@@ -114,7 +106,7 @@ struct LinalgToBlasPass : impl::LinalgToBlasBase<LinalgToBlasPass> {
         types.push_back(v.getType());
       StringRef name = batched ? "oflow_rt_sgemm_batched" : "oflow_rt_sgemm";
       func::FuncOp callee =
-          declare(module, name, FunctionType::get(b.getContext(), types, {}));
+          declareFunction(module, name, FunctionType::get(b.getContext(), types, {}));
       func::CallOp::create(b, loc, callee, args);
       op->erase();
     }

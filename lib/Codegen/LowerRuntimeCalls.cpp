@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "oflow/Codegen/Passes.h"
+#include "oflow/Codegen/DeclareFunction.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -60,12 +61,7 @@ struct LowerRuntimeCallsPass
       // __oflow_rt_<kind>_<dtype> -> oflow_rt_<kind>
       StringRef callee = call.getCallee().drop_front(2);
       std::string name = callee.rsplit('_').first.str();
-      if (!module.lookupSymbol(name)) {
-        OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-        func::FuncOp::create(mb, module.getLoc(), name,
-                             b.getFunctionType(types, {}))
-            .setPrivate();
-      }
+      declareFunction(module, name, b.getFunctionType(types, {}));
       func::CallOp::create(b, loc, name, TypeRange{}, args);
       call.erase();
     }

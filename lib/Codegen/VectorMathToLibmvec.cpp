@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "oflow/Codegen/Passes.h"
+#include "oflow/Codegen/DeclareFunction.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
@@ -85,8 +86,9 @@ struct VectorMathToLibmvecPass
       std::string name = ("_ZGV" + Twine(variant->letter) + "N" + Twine(n) +
                           "v_" + baseName(op))
                              .str();
-      func::FuncOp callee = declare(module, name, flat);
       OpBuilder b(op);
+      func::FuncOp callee =
+          declareFunction(module, name, b.getFunctionType({flat}, {flat}));
       Location loc = op->getLoc();
       Value arg = op->getOperand(0);
       if (type != flat)
@@ -97,17 +99,6 @@ struct VectorMathToLibmvecPass
       op->getResult(0).replaceAllUsesWith(result);
       op->erase();
     }
-  }
-
-  /// A private declaration at the end of the module (once per name).
-  func::FuncOp declare(ModuleOp module, StringRef name, VectorType type) {
-    if (auto f = module.lookupSymbol<func::FuncOp>(name))
-      return f;
-    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    auto f = func::FuncOp::create(b, module.getLoc(), name,
-                                  b.getFunctionType({type}, {type}));
-    f.setPrivate();
-    return f;
   }
 };
 

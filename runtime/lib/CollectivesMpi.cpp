@@ -1,9 +1,10 @@
 //===- CollectivesMpi.cpp - abi.h's collectives over MPI (CPU target) -----===//
 //
 // liboflow_runtime.a only: host pointers, one MPI communicator per mesh
-// axis (Distributed.cpp). The CUDA archive has CollectivesNccl.cpp instead.
+// axis (Distributed.cpp). The CUDA archive has cuda/CudaCollectives.cpp instead.
 //
 //===----------------------------------------------------------------------===//
+#include "CommLayout.h"
 #include "MpiWorld.h"
 #include "oflow_rt/abi.h"
 
@@ -52,11 +53,8 @@ extern "C" void oflow_rt_all_gather(int64_t dtype, const void *in, void *out,
   std::vector<uint8_t> all(n * outer * chunk * elem);
   check(MPI_Allgather(in, count, t, all.data(), count, t, axisComm(mesh_axis)),
         "MPI_Allgather");
-  int64_t row = chunk * elem;
-  for (int64_t p = 0; p < n; ++p)
-    for (int64_t o = 0; o < outer; ++o)
-      std::memcpy(static_cast<uint8_t *>(out) + (o * n + p) * row,
-                  all.data() + (p * outer + o) * row, row);
+  applyCopies(allGatherUnpack(n, outer, chunk * elem), all.data(),
+              static_cast<uint8_t *>(out));
 }
 
 extern "C" void oflow_rt_reduce_scatter(int64_t dtype, int64_t op,
@@ -77,11 +75,8 @@ extern "C" void oflow_rt_reduce_scatter(int64_t dtype, int64_t op,
   if (outer != 1) {
     // MPI scatters [member][outer][chunk]; in is [outer][member][chunk].
     packed.resize(n * outer * chunk * elem);
-    int64_t row = chunk * elem;
-    for (int64_t p = 0; p < n; ++p)
-      for (int64_t r = 0; r < outer; ++r)
-        std::memcpy(packed.data() + (p * outer + r) * row,
-                    static_cast<const uint8_t *>(in) + (r * n + p) * row, row);
+    applyCopies(reduceScatterPack(n, outer, chunk * elem),
+                static_cast<const uint8_t *>(in), packed.data());
     send = packed.data();
   }
   check(MPI_Reduce_scatter_block(send, out, count, t, o, axisComm(mesh_axis)),
@@ -106,49 +101,18 @@ extern "C" void oflow_rt_all_to_all(int64_t dtype, const void *in, void *out,
   }
   int64_t n = meshShape()[mesh_axis];
   int64_t d[5] = {d0, d1, d2, d3, d4};
-  int s = static_cast<int>(scatter_dim), g = 4 - s;
+  int s = static_cast<int>(scatter_dim);
   if (d[s] % n != 0)
     fatal("all_to_all: dim " + std::to_string(s) + " (" + std::to_string(d[s]) +
           ") does not divide over " + std::to_string(n) + " ranks");
-  // Every chunk (what one member sends another) has in's shape with d_s/n
-  // at s; dim 4 is never s or g, so rows of d4 elements move whole.
-  int64_t c[5] = {d0, d1, d2, d3, d4};
-  c[s] /= n;
-  int64_t chunkElems = total / n, row = d4 * elem;
+  // MPI exchanges [member][chunk] blocks; abi.h's layouts differ (CommLayout).
   std::vector<uint8_t> send(total * elem), recv(total * elem);
-  const uint8_t *src = static_cast<const uint8_t *>(in);
-  uint8_t *dst = static_cast<uint8_t *>(out);
-  // Index of a row (i0..i3) in a row-major [e0][e1][e2][e3] box.
-  auto at = [](const int64_t *e, const int64_t *i) {
-    return ((i[0] * e[1] + i[1]) * e[2] + i[2]) * e[3] + i[3];
-  };
-  auto forEachRow = [&](auto fn) {
-    int64_t i[4];
-    for (i[0] = 0; i[0] < c[0]; ++i[0])
-      for (i[1] = 0; i[1] < c[1]; ++i[1])
-        for (i[2] = 0; i[2] < c[2]; ++i[2])
-          for (i[3] = 0; i[3] < c[3]; ++i[3])
-            fn(i);
-  };
-  int64_t oShape[4] = {d0, d1, d2, d3};
-  oShape[s] /= n;
-  oShape[g] *= n;
-  for (int64_t q = 0; q < n; ++q)
-    forEachRow([&](const int64_t *i) {
-      int64_t j[4] = {i[0], i[1], i[2], i[3]};
-      j[s] += q * c[s];
-      std::memcpy(send.data() + (q * chunkElems / d4 + at(c, i)) * row,
-                  src + at(d, j) * row, row);
-    });
-  int count = countOf(chunkElems, "all_to_all");
+  applyCopies(allToAllPack(d, s, n, elem), static_cast<const uint8_t *>(in),
+              send.data());
+  int count = countOf(total / n, "all_to_all");
   check(MPI_Alltoall(send.data(), count, t, recv.data(), count, t,
                      axisComm(mesh_axis)),
         "MPI_Alltoall");
-  for (int64_t p = 0; p < n; ++p)
-    forEachRow([&](const int64_t *i) {
-      int64_t j[4] = {i[0], i[1], i[2], i[3]};
-      j[g] += p * d[g];
-      std::memcpy(dst + at(oShape, j) * row,
-                  recv.data() + (p * chunkElems / d4 + at(c, i)) * row, row);
-    });
+  applyCopies(allToAllUnpack(d, s, n, elem), recv.data(),
+              static_cast<uint8_t *>(out));
 }

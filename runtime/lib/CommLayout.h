@@ -4,7 +4,8 @@
 // NCCL (like MPI) does natively: NCCL gathers and scatters whole per-member
 // blocks, [member][...]. These pure functions say which strided copies turn
 // one into the other; the CUDA collectives run them as cudaMemcpy2DAsync,
-// the tests run them on the host (applyCopies) against abi.h's formulas.
+// the MPI collectives on the host (applyCopies), and the tests check them
+// against abi.h's formulas.
 // No CUDA here.
 //
 //===----------------------------------------------------------------------===//

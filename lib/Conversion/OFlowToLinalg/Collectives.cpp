@@ -10,6 +10,7 @@
 // oflow-lower-runtime-calls passes the planned addresses instead.
 //
 //===----------------------------------------------------------------------===//
+#include "oflow/Codegen/DeclareFunction.h"
 #include "LoweringUtils.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -49,11 +50,7 @@ Value meshCoord(OpBuilder &b, Location loc, Operation *anchor, int64_t meshAxis)
   auto module = anchor->getParentOfType<ModuleOp>();
   StringRef name = "oflow_rt_mesh_coord";
   auto fnType = b.getFunctionType({b.getI64Type()}, {b.getI64Type()});
-  if (!module.lookupSymbol(name)) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(module.getBody());
-    func::FuncOp::create(b, loc, name, fnType).setPrivate();
-  }
+  declareFunction(module, name, fnType);
   Value axis = arith::ConstantIntOp::create(b, loc, meshAxis, 64);
   Value coord =
       func::CallOp::create(b, loc, name, TypeRange{b.getI64Type()}, {axis})
@@ -100,12 +97,7 @@ Value callCollective(OpBuilder &b, Location loc, Operation *anchor,
     addInt(v);
   std::string name = ("__oflow_rt_" + kind + "_" + dtypeSuffix(element)).str();
   auto module = anchor->getParentOfType<ModuleOp>();
-  if (!module.lookupSymbol(name)) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(module.getBody());
-    func::FuncOp::create(b, loc, name, b.getFunctionType(types, {}))
-        .setPrivate();
-  }
+  declareFunction(module, name, b.getFunctionType(types, {}));
   func::CallOp::create(b, loc, name, TypeRange{}, args);
   Value out = bufferization::ToTensorOp::create(
       b, loc, RankedTensorType::get({outCount}, element), outBuf,
