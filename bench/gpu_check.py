@@ -76,7 +76,10 @@ def read_jsonl(path):
         for line in f:
             line = line.strip()
             if line:
-                out.append(json.loads(line))
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    break  # a line cut short by a killed run
     return [r for r in out if "loss" in r]
 
 
@@ -128,7 +131,9 @@ def run_oflow(exe, args, log, timeout):
         p = subprocess.run([exe] + args + ["--log-json", log], capture_output=True, text=True,
                            timeout=timeout, env=exe_env())
     except subprocess.TimeoutExpired:
-        return None, "timed out after %ds" % timeout
+        # The steps finished so far are in the log (one flushed line each).
+        done = read_jsonl(log) if os.path.exists(log) else []
+        return done, "timed out after %ds (%d steps done)" % (timeout, len(done))
     if p.returncode != 0:
         msg = last_line(p.stderr) or last_line(p.stdout)
         if "error while loading shared libraries" in (p.stderr or ""):
@@ -145,6 +150,7 @@ def device_bytes(records):
 def import_path(name, path):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # torch.compile re-imports the module of a traced class
     spec.loader.exec_module(module)
     return module
 
@@ -391,16 +397,46 @@ def cmd_gpt2_oflow(a):
     if err:
         res["error"] = err
         print("  " + err)
-    else:
+    if recs:  # complete, or the steps a timed-out run finished
         res["losses"] = [r["loss"] for r in recs]
         el = [r["elapsed_s"] for r in recs]
         res["first_step_s"] = el[0] if el else None
-        res["step_times_s"] = step_times(el, a.warmup)
+        res["step_times_s"] = (step_times(el, a.warmup) or step_times(el, 1)
+                               or el[:1])
         res["device_bytes"] = device_bytes(recs)
         print("  losses %s" % " ".join("%.4f" % x for x in res["losses"]))
         print("  step times (ms) %s" % " ".join("%.1f" % (1e3 * x) for x in res["step_times_s"]))
     write_result(a.res, "gpt2-oflow-" + a.precision, res)
     return 1 if err else 0
+
+
+def cmd_gpt2_profile(a):
+    """A few GPT-2 steps with OFLOW_CUDA_PROFILE=1: GPU time per kernel and GEMM."""
+    b = load_bundle(a.bundle)
+    g = b["gpt2s"]
+    exe = os.path.join(a.bundle, a.exe)
+    if not os.path.exists(exe):
+        print("  not in the bundle")
+        return 1
+    args = [exe, "--steps", str(a.steps), "--weights", a.weights]
+    for name, path in g["data"].items():
+        args += ["--data", "%s=%s" % (name, os.path.join(a.bundle, path))]
+    env = exe_env()
+    env["OFLOW_CUDA_PROFILE"] = "1"
+    env["OFLOW_CUDA_PROFILE_TOP"] = "60"
+    env["OFLOW_CUDA_PROFILE_EVERY"] = "10"  # partial reports while it runs
+    outer = int(os.environ.get("GPU_CHECK_PART_TIMEOUT", "0") or 0)
+    timeout = max(1, min(a.timeout, outer - 5)) if outer > 0 else a.timeout
+    try:
+        p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired as e:
+        print("  timed out after %ds" % timeout)
+        for out in (e.stdout, e.stderr):
+            print((out or b"").decode() if isinstance(out, bytes) else (out or ""))
+        return 1
+    print(p.stdout[-3000:])
+    print(p.stderr)
+    return p.returncode
 
 
 def cmd_gpt2_torch(a):
@@ -725,7 +761,7 @@ def cmd_report(a):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("part", choices=["env", "ldd", "runtime-check", "example", "gpt2-weights", "gpt2-oflow",
-                                    "gpt2-torch", "report"])
+                                    "gpt2-profile", "gpt2-torch", "report"])
     p.add_argument("name", nargs="?")
     p.add_argument("--bundle", required=True)
     p.add_argument("--res", required=True)
@@ -741,7 +777,7 @@ def main():
     p.add_argument("--md", help="report: also write the table here")
     a = p.parse_args()
     return {"env": cmd_env, "ldd": cmd_ldd, "runtime-check": cmd_runtime_check, "example": cmd_example, "gpt2-weights": cmd_gpt2_weights,
-            "gpt2-oflow": cmd_gpt2_oflow, "gpt2-torch": cmd_gpt2_torch,
+            "gpt2-oflow": cmd_gpt2_oflow, "gpt2-profile": cmd_gpt2_profile, "gpt2-torch": cmd_gpt2_torch,
             "report": cmd_report}[a.part](a) or 0
 
 

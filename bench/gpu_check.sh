@@ -4,13 +4,18 @@
 #   bash bench/gpu_check.sh gpu-bundle                 # on the H200 (bundle from bench/gpu_bundle.sh)
 #   bash bench/gpu_check.sh gpu-bundle --cpu-dry-run   # here: the same flow on the CPU
 #
-# Options: --budget SECONDS (default 285: every part's timeout is cut to what is
+# Options: --budget SECONDS (default 300: every part's timeout is cut to what is
 # left of it, keeping 15 s for the table), --python PY (default python3 on the
 # GPU machine, /usr/bin/python3 in the dry run), --keep (keep the results
-# folder in /tmp; by default it is removed at the end).
+# folder in /tmp; by default it is removed at the end), --no-profile (skip the
+# 2 GPT-2 steps with OFLOW_CUDA_PROFILE=1 that print the GPU time per kernel
+# and GEMM, every 10 s while they run, before the timed run; --profile-steps
+# N, --profile-seconds S change them), --parts A,B,... (run only these parts, e.g.
+# gpt2-weights,gpt2-profile; the report covers what ran).
 #
 # Parts, in this order, each under `timeout`, each writing its own result:
-#   env, ldd, example mlp|cnn|gpt, gpt2-weights, gpt2-oflow fp32,
+#   env, ldd, runtime-check, example mlp|cnn|gpt, gpt2-weights, gpt2-profile,
+#   gpt2-oflow fp32,
 #   gpt2-torch eager (fp32 with TF32 off, tf32, bf16), gpt2-oflow bf16,
 #   gpt2-torch compile-tf32, gpt2-torch compile-bf16, then the report.
 # A part that fails, times out or is skipped for lack of time shows as such in
@@ -23,15 +28,24 @@ cd "$ROOT"
 
 BUNDLE=""
 DRY=0
-BUDGET=285
+BUDGET=300
 PY=""
 KEEP=0
+PROFILE=1
+PROFILE_STEPS=2
+PROFILE_S=40
+ONLY=""
 while (($#)); do
   case "$1" in
     --cpu-dry-run) DRY=1 ;;
     --budget) BUDGET=$2; shift ;;
     --python) PY=$2; shift ;;
     --keep) KEEP=1 ;;
+    --profile) PROFILE=1 ;;
+    --no-profile) PROFILE=0 ;;
+    --profile-steps) PROFILE_STEPS=$2; shift ;;
+    --profile-seconds) PROFILE_S=$2; shift ;;
+    --parts) ONLY=",$2,"; shift ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d'; exit 0 ;;
     -*) echo "gpu_check: unknown option '$1'" >&2; exit 2 ;;
     *) BUNDLE=$1 ;;
@@ -106,6 +120,7 @@ FAILED=0
 # part NAME WANT_S MIN_S CMD...: run CMD under `timeout`, cut to the budget left.
 part() {
   local name=$1 want=$2 min=$3; shift 3
+  if [ -n "$ONLY" ] && [[ "$ONLY" != *",$name,"* ]]; then return; fi
   local left=$((BUDGET - SECONDS - RESERVE))
   if ((left < min)); then
     say "$name: skipped (${left}s of the budget left, needs ${min}s)"
@@ -145,6 +160,10 @@ for ex in mlp cnn gpt; do
 done
 W=$RES/gpt2s-weights
 part gpt2-weights 60 15 "$PY" "${C[@]}" gpt2-weights --dest "$W"
+if has_exe gpt2s && ((PROFILE)); then
+  part gpt2-profile "$PROFILE_S" 15 "$PY" "${C[@]}" gpt2-profile --exe bin/gpt2s \
+    --weights "$W/gpt2s.onnx" --steps "$PROFILE_STEPS" --timeout "$((PROFILE_S - 5))"
+fi
 if has_exe gpt2s; then
   part gpt2-oflow-fp32 "$G2T" 20 "$PY" "${C[@]}" gpt2-oflow --exe bin/gpt2s --precision fp32 \
     --weights "$W/gpt2s.onnx" --steps "$G2STEPS" --warmup "$G2WARM" --timeout "$((G2T - 5))"

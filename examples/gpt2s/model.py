@@ -36,6 +36,9 @@ def _load_gpt_example():
     spec = importlib.util.spec_from_file_location(
         "oflow_example_gpt_model", os.path.join(os.path.dirname(HERE), "gpt", "model.py"))
     module = importlib.util.module_from_spec(spec)
+    # Registered, so that torch.compile (dynamo) can import the module its
+    # classes name when it traces them.
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 

@@ -24,6 +24,7 @@ CONFIGS = {
     # GPT-2 small: 12 layers, 12 heads, d_model 768, vocabulary 50257, context 1024.
     "small": dict(n_layer=12, n_head=12, d_model=768, vocab=50257, block=1024, batch=8, rows=128),
     # The same shape family, small enough for a CPU dry run of the GPU check.
+    "one": dict(n_layer=1, n_head=12, d_model=768, vocab=50257, block=1024, batch=8, rows=16),
     "tiny": dict(n_layer=2, n_head=2, d_model=64, vocab=503, block=64, batch=4, rows=32),
 }
 WEIGHT_SEED = 1234

@@ -27,31 +27,33 @@ namespace oflow {
 namespace {
 
 /// Whether `op` has the shape this lowering handles: buffers, static loops,
-/// reduction loops after all parallel ones, outputs indexed by parallel
-/// loops only, no linalg.index.
-bool isInnerReduction(linalg::GenericOp op) {
+/// outputs indexed by parallel loops only, and (unless `anyOrder`: the GPU,
+/// where the parallel loops become threads and the order of the loops in the
+/// op does not matter) reduction loops after all parallel ones and no
+/// linalg.index.
+bool isLowerable(linalg::GenericOp op, bool anyOrder) {
   if (!op.hasPureBufferSemantics() || op.getNumReductionLoops() == 0)
     return false;
   auto iterators = op.getIteratorTypesArray();
-  bool seenReduction = false;
-  for (utils::IteratorType it : iterators) {
-    if (it == utils::IteratorType::reduction)
-      seenReduction = true;
-    else if (seenReduction)
+  if (!anyOrder) {
+    bool seenReduction = false;
+    for (utils::IteratorType it : iterators) {
+      if (it == utils::IteratorType::reduction)
+        seenReduction = true;
+      else if (seenReduction)
+        return false;
+    }
+    if (!op.getBody()->getOps<linalg::IndexOp>().empty())
       return false;
   }
   if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
     return false;
-  if (!op.getBody()->getOps<linalg::IndexOp>().empty())
-    return false;
-  unsigned numParallel = op.getNumParallelLoops();
   for (OpOperand &init : op.getDpsInitsMutable()) {
     AffineMap map = op.getMatchingIndexingMap(&init);
     for (AffineExpr e : map.getResults())
-      if (e.isFunctionOfDim(numParallel) ||
-          llvm::any_of(llvm::seq<unsigned>(numParallel, iterators.size()),
-                       [&](unsigned d) { return e.isFunctionOfDim(d); }))
-        return false;
+      for (auto [d, it] : llvm::enumerate(iterators))
+        if (it == utils::IteratorType::reduction && e.isFunctionOfDim(d))
+          return false;
   }
   return true;
 }
@@ -61,22 +63,38 @@ SmallVector<Value> indices(OpBuilder &b, Location loc, AffineMap map,
   return *affine::expandAffineMap(b, loc, map, ivs);
 }
 
-void lower(linalg::GenericOp op) {
+void lower(linalg::GenericOp op, bool parallelLoops) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  unsigned numParallel = op.getNumParallelLoops();
+  auto iterators = op.getIteratorTypesArray();
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  SmallVector<Value> ivs;
+  // ivs[d]: the induction variable of the op's loop d.
+  SmallVector<Value> ivs(ranges.size());
+  SmallVector<unsigned> parallelDims, reductionDims;
+  for (auto [d, it] : llvm::enumerate(iterators))
+    (it == utils::IteratorType::reduction ? reductionDims : parallelDims).push_back(d);
 
-  // The parallel nest.
-  for (unsigned d = 0; d < numParallel; ++d) {
-    auto loop = scf::ForOp::create(b, loc, zero,
-                                   arith::ConstantIndexOp::create(b, loc, ranges[d]),
-                                   one);
-    ivs.push_back(loop.getInductionVar());
+  // The parallel nest: scf.for loops, or one scf.parallel (the GPU's threads).
+  if (parallelLoops && !parallelDims.empty()) {
+    SmallVector<Value> lbs, ubs, steps;
+    for (unsigned d : parallelDims) {
+      lbs.push_back(zero);
+      ubs.push_back(arith::ConstantIndexOp::create(b, loc, ranges[d]));
+      steps.push_back(one);
+    }
+    auto loop = scf::ParallelOp::create(b, loc, lbs, ubs, steps);
+    for (auto [i, d] : llvm::enumerate(parallelDims))
+      ivs[d] = loop.getInductionVars()[i];
     b.setInsertionPoint(loop.getBody()->getTerminator());
+  } else {
+    for (unsigned d : parallelDims) {
+      auto loop = scf::ForOp::create(
+          b, loc, zero, arith::ConstantIndexOp::create(b, loc, ranges[d]), one);
+      ivs[d] = loop.getInductionVar();
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+    }
   }
   // Accumulators start from the outputs' current values.
   SmallVector<Value> accs;
@@ -88,14 +106,14 @@ void lower(linalg::GenericOp op) {
   }
   // The reduction nest, each level carrying the accumulators.
   SmallVector<scf::ForOp> reductionLoops;
-  for (unsigned d = numParallel; d < ranges.size(); ++d) {
+  for (unsigned d : reductionDims) {
     auto loop = scf::ForOp::create(b, loc, zero,
                                    arith::ConstantIndexOp::create(b, loc, ranges[d]),
                                    one, accs);
     if (!reductionLoops.empty())
       scf::YieldOp::create(b, loc, loop.getResults());
     reductionLoops.push_back(loop);
-    ivs.push_back(loop.getInductionVar());
+    ivs[d] = loop.getInductionVar();
     accs.assign(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
     b.setInsertionPointToStart(loop.getBody());
   }
@@ -114,6 +132,10 @@ void lower(linalg::GenericOp op) {
   for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
     mapping.map(body->getArgument(init.getOperandNumber()), accs[i]);
   for (Operation &inner : body->without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      mapping.map(index.getResult(), ivs[index.getDim()]);
+      continue;
+    }
     Operation *clone = b.clone(inner, mapping);
     if (auto fm = dyn_cast<arith::ArithFastMathInterface>(clone))
       clone->setAttr(fm.getFastMathAttrName(),
@@ -137,14 +159,16 @@ void lower(linalg::GenericOp op) {
 }
 
 struct LowerReductionsPass : impl::LowerReductionsBase<LowerReductionsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> ops;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (isInnerReduction(op))
+      if (isLowerable(op, /*anyOrder=*/parallelLoops))
         ops.push_back(op);
     });
     for (linalg::GenericOp op : ops)
-      lower(op);
+      lower(op, parallelLoops);
   }
 };
 

@@ -18,8 +18,10 @@ static void addTextual(OpPassManager &pm, StringRef pipeline) {
     llvm::report_fatal_error("oflow: invalid built-in pass pipeline");
 }
 
-void addBufferizePipeline(OpPassManager &pm) {
-  addTextual(pm, "func.func(oflow-fuse-elementwise),canonicalize,cse,"
+void addBufferizePipeline(OpPassManager &pm, bool gpu) {
+  addTextual(pm, gpu ? "func.func(oflow-fuse-elementwise,oflow-split-reductions)"
+                     : "func.func(oflow-fuse-elementwise)");
+  addTextual(pm, "canonicalize,cse,"
                  "one-shot-bufferize{bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map},"
                  "canonicalize,cse");
@@ -62,7 +64,9 @@ static constexpr const char *kPtxChip = "sm_80";
 static constexpr const char *kPtxFeatures = "+ptx80";
 
 void addGpuFormKernelsPipeline(OpPassManager &pm) {
-  addTextual(pm, "func.func(oflow-expand-strided-copies{all-copies=true},"
+  // Reductions first: each thread keeps its accumulators in registers.
+  addTextual(pm, "func.func(oflow-lower-reductions{parallel-loops=true},"
+                 "oflow-expand-strided-copies{all-copies=true},"
                  "convert-linalg-to-parallel-loops),"
                  "lower-affine,canonicalize,cse,oflow-form-gpu-kernels");
 }

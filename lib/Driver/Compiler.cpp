@@ -216,8 +216,9 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   if (options.emit == EmitStage::Linalg)
     return failed(finish(EmitStage::Linalg)) ? 1 : 0;
 
-  if (failed(runStage("bufferize, plan memory", [](PassManager &pm) {
-        addBufferizePipeline(pm);
+  bool gpu = cuda || options.target == Target::CudaEmulated;
+  if (failed(runStage("bufferize, plan memory", [&](PassManager &pm) {
+        addBufferizePipeline(pm, gpu);
         return success();
       })))
     return 1;

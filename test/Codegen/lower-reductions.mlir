@@ -4,6 +4,9 @@
 // loops are left to convert-linalg-to-loops.
 //
 // RUN: oflow-opt %s -pass-pipeline="builtin.module(func.func(oflow-lower-reductions))" | FileCheck %s
+// With parallel-loops (the GPU): the parallel loops are one scf.parallel (a
+// thread per output), and any loop order is lowered, linalg.index included.
+// RUN: oflow-opt %s -pass-pipeline="builtin.module(func.func(oflow-lower-reductions{parallel-loops=true}))" | FileCheck %s --check-prefix=GPU
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
@@ -39,14 +42,46 @@ func.func @col_sum(%x: memref<4x8xf32>, %out: memref<8xf32>) {
   }
   return
 }
-// The reduction loop is outermost: left alone.
+// The reduction loop is outermost: left alone on the CPU (the loop order is
+// the cache's). On the GPU the parallel loop is the thread, the reduction
+// runs inside it.
 // CHECK-LABEL: func.func @outer_reduction
 // CHECK: linalg.generic
+// GPU-LABEL: func.func @outer_reduction
+// GPU: scf.parallel (%[[J:.*]]) = {{.*}} {
+// GPU: %[[INIT:.*]] = memref.load %arg1[%[[J]]]
+// GPU: %[[R:.*]] = scf.for %[[I:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32)
+// GPU: memref.load %arg0[%[[I]], %[[J]]]
+// GPU: memref.store %[[R]], %arg1[%[[J]]]
+// GPU-NOT: linalg.generic
 func.func @outer_reduction(%x: memref<4x8xf32>, %out: memref<8xf32>) {
   linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
       ins(%x : memref<4x8xf32>) outs(%out : memref<8xf32>) {
   ^bb0(%a: f32, %acc: f32):
     %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// linalg.index reads the loop's induction variable (GPU only: the CPU
+// lowering leaves ops with linalg.index to convert-linalg-to-loops).
+// CHECK-LABEL: func.func @weighted_row_sum
+// CHECK: linalg.generic
+// GPU-LABEL: func.func @weighted_row_sum
+// GPU: scf.parallel (%[[I:.*]]) =
+// GPU: scf.for %[[J:.*]] = {{.*}} iter_args
+// GPU: arith.index_cast %[[J]] : index to i64
+// GPU-NOT: linalg.index
+func.func @weighted_row_sum(%x: memref<4x8xf32>, %out: memref<4xf32>) {
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x8xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i64
+    %jf = arith.sitofp %ji : i64 to f32
+    %w = arith.mulf %a, %jf : f32
+    %s = arith.addf %w, %acc : f32
     linalg.yield %s : f32
   }
   return

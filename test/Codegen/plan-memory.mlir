@@ -11,8 +11,8 @@
 // CHECK: %[[B:.*]] = memref.view %arg2[%c1024{{.*}}][] : memref<?xi8> to memref<256xf32>
 // CHECK: linalg.copy ins(%[[A]] : memref<256xf32>) outs(%[[B]] : memref<256xf32>)
 // CHECK-NEXT: scf.if %[[POISON]] {
-// CHECK: memref.view %arg2[%c0{{.*}}][] : memref<?xi8> to memref<1024xi8>
-// CHECK: linalg.fill ins(%{{.*}} : i8) outs(%{{.*}} : memref<1024xi8>)
+// CHECK: memref.view %arg2[%c0{{.*}}][] : memref<?xi8> to memref<256xi32>
+// CHECK: linalg.fill ins(%{{.*}} : i32) outs(%{{.*}} : memref<256xi32>)
 // CHECK: memref.view %arg2[%c0{{.*}}][] : memref<?xi8> to memref<256xf32>
 module attributes {oflow.io = [{kind = "scalar", name = "poison", offset = 0 : i64, type = tensor<i8>}]} {
   func.func @oflow_infer(%state: memref<?xi8>, %io: memref<?xi8>, %arena: memref<?xi8>) attributes {oflow.entry = "infer"} {

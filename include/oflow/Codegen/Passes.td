@@ -66,6 +66,29 @@ def LowerRuntimeCalls : Pass<"oflow-lower-runtime-calls", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def SplitReductions : Pass<"oflow-split-reductions", "mlir::func::FuncOp"> {
+  let summary = "reductions into few outputs -> partial reductions plus a fold";
+  let description = [{
+    For the GPU, where each output element of a reduction is one thread: a
+    `linalg.generic` on tensors with static loops, one output and one
+    combiner with a neutral element (add, mul, max, min, ...), whose parallel
+    loops have fewer than `target-threads` points, gets one reduction loop of
+    extent N split into k x N/k (k divides N, N/k >= `min-chunk`): a first
+    generic computes k partial results (tensor `k x out`, started from the
+    neutral element) with k as a new outermost parallel loop, and a second
+    folds them into the original output. Runs before bufferization, so the
+    memory plan places the partials.
+  }];
+  let options = [
+    Option<"targetThreads", "target-threads", "int64_t", "65536",
+           "split until the partial stage has about this many output points">,
+    Option<"minChunk", "min-chunk", "int64_t", "32",
+           "the least number of reduced elements per partial result">,
+  ];
+  let dependentDialects = ["mlir::tensor::TensorDialect", "mlir::linalg::LinalgDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def LowerReductions : Pass<"oflow-lower-reductions", "mlir::func::FuncOp"> {
   let summary = "linalg reductions on buffers -> loops with register accumulators";
   let description = [{
@@ -75,7 +98,16 @@ def LowerReductions : Pass<"oflow-lower-reductions", "mlir::func::FuncOp"> {
     `iter_args`: each output element is loaded once and stored once, so LLVM
     can keep it in a register and vectorize the reduction (its float ops get
     `reassoc`). Other linalg ops are left to convert-linalg-to-loops.
+
+    With `parallel-loops` (the GPU target), the parallel loops become one
+    `scf.parallel` (one thread per output element once kernels are formed)
+    and any loop order is accepted, `linalg.index` included: the reduction
+    loops always run inside the thread.
   }];
+  let options = [
+    Option<"parallelLoops", "parallel-loops", "bool", "false",
+           "the parallel loops as one scf.parallel; any loop order">,
+  ];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::affine::AffineDialect"];
 }

@@ -37,8 +37,9 @@ struct ManifestInfo {
 
 /// Passes from linalg-on-tensors to a planned, bufferized program:
 /// elementwise fusion, one-shot bufferization, the static memory plan, BLAS
-/// calls.
-void addBufferizePipeline(mlir::OpPassManager &pm);
+/// calls. For the GPU (`gpu`), reductions into few outputs are split first
+/// (oflow-split-reductions), so that they fill the chip.
+void addBufferizePipeline(mlir::OpPassManager &pm, bool gpu = false);
 /// Passes from the bufferized program to the LLVM dialect.
 void addLowerToLlvmPipeline(mlir::OpPassManager &pm);
 

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaContext.h"
+#include "Profile.h"
 #include "oflow_rt/abi.h"
 
 #include <array>
@@ -156,6 +157,12 @@ void gemm(int64_t batch, int64_t ta, int64_t tb, int64_t m, int64_t n,
              alignmentOf(a, batch, sa), alignmentOf(b, batch, sb),
              alignmentOf(c, batch, sc), ctx.allowTf32, 0};
   const Plan &p = planFor(ctx, key);
+  std::string label;
+  if (profiling())
+    label = "gemm " + std::string(ta ? "T" : "N") + (tb ? "T" : "N") + " " +
+            std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+            (batch > 1 ? " x" + std::to_string(batch) : "");
+  ProfileScope scope(ctx.stream, label);
   lt(cublasLtMatmul(ctx.lt, p.op, &alpha, b, p.a, a, p.b, &beta, c, p.c, c,
                     p.c, &p.algo, ctx.workspace, ctx.workspaceBytes, ctx.stream),
      "cublasLtMatmul", key);

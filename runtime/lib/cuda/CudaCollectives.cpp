@@ -12,6 +12,7 @@
 #include "../CommLayout.h"
 #include "../MpiWorld.h"
 #include "CudaContext.h"
+#include "Profile.h"
 #include "oflow_rt/abi.h"
 
 using namespace oflow_rt;
@@ -90,6 +91,7 @@ extern "C" void oflow_rt_all_reduce(int64_t dtype, int64_t op, const void *in,
                                     void *out, int64_t count,
                                     int64_t mesh_axis) {
   Context &ctx = context("oflow_rt_all_reduce");
+  ProfileScope scope(ctx.stream, "all_reduce");
   int64_t elem = 0;
   ncclDataType_t t = ncclType(dtype, &elem);
   ncclRedOp_t o = ncclOp(op);
@@ -108,6 +110,7 @@ extern "C" void oflow_rt_all_gather(int64_t dtype, const void *in, void *out,
                                     int64_t outer, int64_t chunk,
                                     int64_t mesh_axis) {
   Context &ctx = context("oflow_rt_all_gather");
+  ProfileScope scope(ctx.stream, "all_gather");
   int64_t elem = 0;
   ncclDataType_t t = ncclType(dtype, &elem);
   int64_t n = 1;
@@ -133,6 +136,7 @@ extern "C" void oflow_rt_reduce_scatter(int64_t dtype, int64_t op,
                                         int64_t outer, int64_t chunk,
                                         int64_t mesh_axis) {
   Context &ctx = context("oflow_rt_reduce_scatter");
+  ProfileScope scope(ctx.stream, "reduce_scatter");
   int64_t elem = 0;
   ncclDataType_t t = ncclType(dtype, &elem);
   ncclRedOp_t o = ncclOp(op);
@@ -161,6 +165,7 @@ extern "C" void oflow_rt_all_to_all(int64_t dtype, const void *in, void *out,
                                     int64_t d3, int64_t d4,
                                     int64_t scatter_dim, int64_t mesh_axis) {
   Context &ctx = context("oflow_rt_all_to_all");
+  ProfileScope scope(ctx.stream, "all_to_all");
   int64_t elem = 0;
   ncclDataType_t t = ncclType(dtype, &elem);
   if (scatter_dim != 1 && scatter_dim != 3)

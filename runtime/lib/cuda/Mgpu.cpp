@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 #include "../ModuleRegistry.h"
 #include "CudaContext.h"
+#include "Profile.h"
 #include "oflow_rt/abi.h" // the declarations: a signature that drifts fails to compile
 
 #include <cuda.h> // driver types only (no libcuda link)
@@ -140,7 +141,9 @@ void mgpuModuleUnload(void *module) { moduleRegistry().remove(module); }
 void *mgpuModuleGetFunction(void *module, const char *name) {
   static const ModuleRegistry::Loader loader{loadModule, getKernel};
   try {
-    return moduleRegistry().function(module, name, loader);
+    void *fn = moduleRegistry().function(module, name, loader);
+    nameKernel(fn, name);
+    return fn;
   } catch (const std::exception &e) {
     fatal(e.what());
   }
@@ -182,6 +185,11 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
       have = smem;
     }
   }
+  std::string label;
+  if (profiling())
+    label = std::string(kernelName(fn)) + " <<<" + std::to_string(gridX * gridY * gridZ) +
+            ", " + std::to_string(blockX * blockY * blockZ) + ">>>";
+  ProfileScope scope(streamOf(ctx, stream), label);
   check(cudaLaunchKernel(fn, dim3(gridX, gridY, gridZ), dim3(blockX, blockY, blockZ),
                          params, static_cast<size_t>(smem), streamOf(ctx, stream)),
         "cudaLaunchKernel");

@@ -1,0 +1,229 @@
+//===- SplitReductions.cpp - few outputs, long reductions -> two stages ---===//
+//
+// On a GPU each output element of a reduction is one thread. A bias or
+// layer-norm gradient reduces 8192 rows into 768 outputs: 768 threads, each
+// walking 8192 rows, on a chip that wants ~100k threads in flight. Here such
+// a linalg.generic (on tensors, before bufferization, so the memory plan
+// places the intermediate) becomes
+//
+//   partial[k, out...] = reduce over the rest  (k x more threads, 1/k the loop)
+//   out[out...]        = combine(out, reduce over k of partial)
+//
+// by splitting one reduction loop of extent N into k x N/k (k divides N):
+// the outer part becomes a new, outermost parallel loop. The combiner must
+// be the single op that folds the accumulator (arith add/mul/max/min and
+// friends, with a neutral element). Floating-point sums are re-associated,
+// as every GPU library's reductions are.
+//
+//===----------------------------------------------------------------------===//
+#include "oflow/Codegen/Passes.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace oflow {
+#define GEN_PASS_DEF_SPLITREDUCTIONS
+#include "oflow/Codegen/Passes.h.inc"
+} // namespace oflow
+
+using namespace mlir;
+
+namespace oflow {
+namespace {
+
+/// The split of one reduction loop: loop `dim` of extent k * (extent / k).
+struct Split {
+  unsigned dim = 0;
+  int64_t k = 1;
+};
+
+/// The largest divisor of `n` that is at most `limit`.
+int64_t largestDivisorAtMost(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0)
+      return d;
+  return 1;
+}
+
+/// Whether `op` can be split, and how: tensors, static loops, one output
+/// with one combiner that has a neutral element, and inputs that index the
+/// split loop only as a plain dimension.
+std::optional<Split> chooseSplit(linalg::GenericOp op, int64_t targetThreads,
+                                 int64_t minChunk, Operation *&combiner) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() == 0)
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  SmallVector<Operation *> combiners;
+  if (!matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
+      combiners.size() != 1 || !arith::getNeutralElement(combiners[0]))
+    return std::nullopt;
+  combiner = combiners[0];
+  int64_t parallel = 1, reduction = 1;
+  SmallVector<unsigned> reductionDims;
+  for (auto [d, it] : llvm::enumerate(op.getIteratorTypesArray())) {
+    if (it == utils::IteratorType::reduction) {
+      reduction *= ranges[d];
+      reductionDims.push_back(d);
+    } else {
+      parallel *= ranges[d];
+    }
+  }
+  if (parallel >= targetThreads || reduction < 2 * minChunk)
+    return std::nullopt;
+  int64_t want = llvm::divideCeil(targetThreads, parallel);
+  int64_t limit = std::min(want, reduction / minChunk);
+  Split best;
+  for (unsigned d : reductionDims) {
+    // Every operand must index loop d as a plain dimension, or not at all.
+    bool plain = llvm::all_of(op->getOpOperands(), [&](OpOperand &operand) {
+      for (AffineExpr e : op.getMatchingIndexingMap(&operand).getResults())
+        if (e.isFunctionOfDim(d) && !isa<AffineDimExpr>(e))
+          return false;
+      return true;
+    });
+    if (!plain)
+      continue;
+    int64_t k = largestDivisorAtMost(ranges[d], limit);
+    if (k > best.k)
+      best = {d, k};
+  }
+  if (best.k < 2)
+    return std::nullopt;
+  return best;
+}
+
+/// `map` over the split loops: loop 0 is the new outer part of `split.dim`,
+/// every old loop d is d + 1 (so old `split.dim` is now its inner part).
+/// For an operand of `shape`, also returns the expanded shape and the
+/// reassociation from it.
+AffineMap splitMap(AffineMap map, const Split &split, ArrayRef<int64_t> shape,
+                   int64_t inner, SmallVectorImpl<int64_t> &newShape,
+                   SmallVectorImpl<ReassociationIndices> &reassociation) {
+  MLIRContext *ctx = map.getContext();
+  SmallVector<AffineExpr> exprs;
+  for (auto [i, e] : llvm::enumerate(map.getResults())) {
+    if (e.isFunctionOfDim(split.dim)) {
+      exprs.push_back(getAffineDimExpr(0, ctx));
+      exprs.push_back(getAffineDimExpr(split.dim + 1, ctx));
+      reassociation.push_back({static_cast<int64_t>(newShape.size()),
+                               static_cast<int64_t>(newShape.size() + 1)});
+      newShape.append({split.k, inner});
+      continue;
+    }
+    exprs.push_back(e.shiftDims(map.getNumDims(), 1));
+    reassociation.push_back({static_cast<int64_t>(newShape.size())});
+    newShape.push_back(shape[i]);
+  }
+  return AffineMap::get(map.getNumDims() + 1, 0, exprs, ctx);
+}
+
+void split(linalg::GenericOp op, const Split &s, Operation *combiner) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  MLIRContext *ctx = op.getContext();
+  int64_t extent = op.getStaticLoopRanges()[s.dim];
+  int64_t inner = extent / s.k;
+
+  // Stage 1: the partial reductions, one more (outermost) parallel loop.
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *operand : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    Value v = operand->get();
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> newShape;
+    SmallVector<ReassociationIndices> reassociation;
+    AffineMap newMap = splitMap(map, s, type ? type.getShape() : ArrayRef<int64_t>{},
+                                inner, newShape, reassociation);
+    if (type && newShape.size() != static_cast<size_t>(type.getRank()))
+      v = tensor::ExpandShapeOp::create(
+          b, loc, RankedTensorType::get(newShape, type.getElementType()), v,
+          reassociation);
+    inputs.push_back(v);
+    maps.push_back(newMap);
+  }
+  OpOperand &init = op.getDpsInitsMutable()[0];
+  auto outType = cast<RankedTensorType>(init.get().getType());
+  SmallVector<int64_t> partialShape = {s.k};
+  llvm::append_range(partialShape, outType.getShape());
+  auto partialType = RankedTensorType::get(partialShape, outType.getElementType());
+  Value identity = arith::ConstantOp::create(
+      b, loc, *arith::getNeutralElement(combiner));
+  Value empty = tensor::EmptyOp::create(b, loc, partialShape, outType.getElementType());
+  Value filled = linalg::FillOp::create(b, loc, identity, empty).getResult(0);
+  AffineMap outMap = op.getMatchingIndexingMap(&init);
+  SmallVector<AffineExpr> partialExprs = {getAffineDimExpr(0, ctx)};
+  for (AffineExpr e : outMap.getResults())
+    partialExprs.push_back(e.shiftDims(outMap.getNumDims(), 1));
+  maps.push_back(AffineMap::get(outMap.getNumDims() + 1, 0, partialExprs, ctx));
+  SmallVector<utils::IteratorType> iterators = {utils::IteratorType::parallel};
+  llvm::append_range(iterators, op.getIteratorTypesArray());
+  auto partial = linalg::GenericOp::create(b, loc, TypeRange{partialType}, inputs,
+                                           ValueRange{filled}, maps, iterators);
+  IRMapping mapping;
+  op.getRegion().cloneInto(&partial.getRegion(), mapping);
+  // linalg.index: old loop d is loop d + 1; the split loop's full index is
+  // outer * inner + inner index.
+  partial.getBody()->walk([&](linalg::IndexOp index) {
+    OpBuilder ib(index);
+    uint64_t d = index.getDim();
+    Value shifted = linalg::IndexOp::create(ib, index.getLoc(), d + 1);
+    if (d == s.dim) {
+      Value outer = linalg::IndexOp::create(ib, index.getLoc(), 0);
+      Value scale = arith::ConstantIndexOp::create(ib, index.getLoc(), inner);
+      shifted = arith::AddIOp::create(
+          ib, index.getLoc(), arith::MulIOp::create(ib, index.getLoc(), outer, scale),
+          shifted);
+    }
+    index.replaceAllUsesWith(shifted);
+    index.erase();
+  });
+
+  // Stage 2: fold the k partials into the original output.
+  unsigned rank = partialShape.size();
+  SmallVector<AffineExpr> outExprs;
+  for (unsigned d = 1; d < rank; ++d)
+    outExprs.push_back(getAffineDimExpr(d, ctx));
+  SmallVector<AffineMap> foldMaps = {
+      AffineMap::getMultiDimIdentityMap(rank, ctx),
+      AffineMap::get(rank, 0, outExprs, ctx)};
+  SmallVector<utils::IteratorType> foldIterators(rank, utils::IteratorType::parallel);
+  foldIterators[0] = utils::IteratorType::reduction;
+  unsigned accPosition =
+      combiner->getOperand(0) == op.getRegionOutputArgs()[0] ? 0 : 1;
+  auto fold = linalg::GenericOp::create(
+      b, loc, TypeRange{outType}, ValueRange{partial.getResult(0)},
+      ValueRange{init.get()}, foldMaps, foldIterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Operation *c = nb.clone(*combiner);
+        c->setOperand(accPosition, args[1]);
+        c->setOperand(1 - accPosition, args[0]);
+        linalg::YieldOp::create(nb, nloc, c->getResult(0));
+      });
+  op.getResult(0).replaceAllUsesWith(fold.getResult(0));
+  op.erase();
+}
+
+struct SplitReductionsPass : impl::SplitReductionsBase<SplitReductionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<std::tuple<linalg::GenericOp, Split, Operation *>> work;
+    getOperation().walk([&](linalg::GenericOp op) {
+      Operation *combiner = nullptr;
+      if (auto s = chooseSplit(op, targetThreads, minChunk, combiner))
+        work.push_back({op, *s, combiner});
+    });
+    for (auto &[op, s, combiner] : work)
+      split(op, s, combiner);
+  }
+};
+
+} // namespace
+} // namespace oflow
