@@ -33,7 +33,9 @@ BlasMatrix describe(OpBuilder &b, Location loc, Value memref) {
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(
       b, loc, meta.getBaseBuffer());
-  Value elem = arith::ConstantIndexOp::create(b, loc, 4);
+  int64_t elemBytes =
+      cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
+  Value elem = arith::ConstantIndexOp::create(b, loc, elemBytes);
   Value offsetBytes = arith::MulIOp::create(b, loc, meta.getOffset(), elem);
   BlasMatrix m;
   m.pointer = arith::AddIOp::create(b, loc, base, offsetBytes);
@@ -48,16 +50,30 @@ BlasMatrix describe(OpBuilder &b, Location loc, Value memref) {
   return m;
 }
 
+/// The runtime's OFLOW_DT_* code of the GEMM's A and B (f32, or bf16/f16
+/// under --precision, C always f32) when the op maps onto a BLAS call, else
+/// nullopt.
+enum : int64_t { kDtF32 = 0, kDtBf16 = 5, kDtF16 = 6 }; // oflow_rt/abi.h
 template <typename OpT>
-bool isPlainF32Gemm(OpT op) {
+std::optional<int64_t> blasOperandType(OpT op) {
   if (op.hasUserDefinedMaps() || !op.hasPureBufferSemantics())
-    return false;
+    return std::nullopt;
+  SmallVector<Type> elems;
   for (Value v : op->getOperands()) {
     auto type = dyn_cast<MemRefType>(v.getType());
-    if (!type || !type.getElementType().isF32() || !type.isLastDimUnitStride())
-      return false;
+    if (!type || !type.isLastDimUnitStride())
+      return std::nullopt;
+    elems.push_back(type.getElementType());
   }
-  return true;
+  if (!elems[2].isF32() || elems[0] != elems[1])
+    return std::nullopt;
+  if (elems[0].isF32())
+    return kDtF32;
+  if (elems[0].isBF16())
+    return kDtBf16;
+  if (elems[0].isF16())
+    return kDtF16;
+  return std::nullopt;
 }
 
 struct LinalgToBlasPass : impl::LinalgToBlasBase<LinalgToBlasPass> {
@@ -65,14 +81,17 @@ struct LinalgToBlasPass : impl::LinalgToBlasBase<LinalgToBlasPass> {
     // A module pass: it declares the runtime functions in the module, which
     // function passes running in parallel must not do.
     ModuleOp module = getOperation();
-    SmallVector<Operation *> gemms;
+    SmallVector<std::pair<Operation *, int64_t>> gemms;
     module.walk([&](Operation *op) {
-      if (auto mm = dyn_cast<linalg::MatmulOp>(op); mm && isPlainF32Gemm(mm))
-        gemms.push_back(op);
-      if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op); bmm && isPlainF32Gemm(bmm))
-        gemms.push_back(op);
+      std::optional<int64_t> dtype;
+      if (auto mm = dyn_cast<linalg::MatmulOp>(op))
+        dtype = blasOperandType(mm);
+      if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op))
+        dtype = blasOperandType(bmm);
+      if (dtype)
+        gemms.push_back({op, *dtype});
     });
-    for (Operation *op : gemms) {
+    for (auto [op, dtype] : gemms) {
       OpBuilder b(op);
       Location loc = op->getLoc();
       auto dim = [&](Value v, int64_t d) {
@@ -89,6 +108,8 @@ struct LinalgToBlasPass : impl::LinalgToBlasBase<LinalgToBlasPass> {
       Value one = arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                                  llvm::APFloat(1.0f));
       SmallVector<Value> args;
+      if (dtype != kDtF32)
+        args.push_back(arith::ConstantIntOp::create(b, loc, dtype, 64));
       if (batched)
         args.push_back(dim(c, 0));
       args.append({zero, zero, dim(c, r), dim(c, r + 1), dim(a, r + 1), one,
@@ -104,7 +125,10 @@ struct LinalgToBlasPass : impl::LinalgToBlasBase<LinalgToBlasPass> {
       SmallVector<Type> types;
       for (Value v : args)
         types.push_back(v.getType());
-      StringRef name = batched ? "oflow_rt_sgemm_batched" : "oflow_rt_sgemm";
+      StringRef name = dtype == kDtF32
+                           ? (batched ? "oflow_rt_sgemm_batched" : "oflow_rt_sgemm")
+                           : (batched ? "oflow_rt_gemm_lowp_batched"
+                                      : "oflow_rt_gemm_lowp");
       func::FuncOp callee =
           declareFunction(module, name, FunctionType::get(b.getContext(), types, {}));
       func::CallOp::create(b, loc, callee, args);

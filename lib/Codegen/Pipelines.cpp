@@ -36,7 +36,10 @@ void addLowerToLlvmPipeline(OpPassManager &pm) {
                  "convert-linalg-to-loops,convert-vector-to-scf{full-unroll},"
                  "lower-vector-mask),oflow-vector-math-to-libmvec,"
                  "expand-strided-metadata,"
-                 "lower-affine,func.func(convert-scf-to-cf),convert-math-to-llvm,"
+                 "lower-affine,func.func(convert-scf-to-cf,"
+                 // bf16 <-> f32 as integer ops (x86 has no such conversion
+                 // without AVX512-BF16, and no libcall is guaranteed).
+                 "arith-expand{include-bf16=true}),convert-math-to-llvm,"
                  "convert-math-to-libm,convert-vector-to-llvm,convert-to-llvm,"
                  "reconcile-unrealized-casts");
 }

@@ -96,9 +96,12 @@ LogicalResult addTrainingPasses(PassManager &pm, const CompileOptions &options) 
   return addTextual(pm, pipeline);
 }
 
-LogicalResult addLinalgPasses(PassManager &pm, const CompileOptions &) {
-  return addTextual(pm, "oflow-bind-program-interface,oflow-lower-to-linalg,"
-                        "canonicalize,cse");
+LogicalResult addLinalgPasses(PassManager &pm, const CompileOptions &options) {
+  std::string autocast;
+  if (options.precision != "fp32")
+    autocast = ",func.func(oflow-autocast{precision=" + options.precision + "})";
+  return addTextual(pm, "oflow-bind-program-interface,oflow-lower-to-linalg" +
+                            autocast + ",canonicalize,cse");
 }
 
 int64_t programBatch(ModuleOp module) {

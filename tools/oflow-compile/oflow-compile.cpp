@@ -92,6 +92,12 @@ int run(int argc, char **argv) {
                  "largest fused gradient all-reduce in MiB (0: one per "
                  "tensor; default 25)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--precision", options.precision,
+                 "fp32 (default), or bf16 / fp16: mixed precision, every "
+                 "GEMM (forward and backward) reads its operands rounded to "
+                 "bf16 or fp16 and accumulates in f32; weights, optimizer "
+                 "and all other ops stay f32")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--target", target,
                  "code generation target (cuda-emulated: the CUDA kernels as "
                  "CPU loops, to check them without a GPU)")

@@ -66,6 +66,24 @@ def LowerRuntimeCalls : Pass<"oflow-lower-runtime-calls", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def Autocast : Pass<"oflow-autocast", "mlir::func::FuncOp"> {
+  let summary = "f32 GEMMs read bf16/f16-rounded operands (mixed precision)";
+  let description = [{
+    `--precision bf16|fp16`: each f32 `linalg.matmul` and
+    `linalg.batch_matmul` on static tensors (forward and backward alike) gets
+    its two operands rounded to the precision by an elementwise
+    `linalg.generic` (`arith.truncf`) and accumulates into its unchanged f32
+    output, as PyTorch's autocast runs matmuls; every other op, the weights
+    (f32 master copies) and the optimizer stay f32.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"bf16\"",
+           "fp32 (no change), bf16 or fp16">,
+  ];
+  let dependentDialects = ["mlir::tensor::TensorDialect", "mlir::linalg::LinalgDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def SplitReductions : Pass<"oflow-split-reductions", "mlir::func::FuncOp"> {
   let summary = "reductions into few outputs -> partial reductions plus a fold";
   let description = [{

@@ -73,6 +73,9 @@ struct CompileOptions {
   std::vector<std::string> sbpHints;
   /// Largest all-reduce bucket in MiB (--bucket-mb; 0: no fusion).
   double bucketMb = 25.0;
+  /// fp32, or bf16/fp16: GEMM operands rounded to that precision, f32
+  /// accumulation, f32 master weights (--precision; oflow-autocast).
+  std::string precision = "fp32";
   TrainingOptions training;
   ImportOptions import;
 };

@@ -1,0 +1,107 @@
+//===- Autocast.cpp - GEMM operands in bf16/f16, f32 everywhere else ------===//
+//
+// `--precision bf16|fp16`: mixed-precision training as PyTorch's autocast
+// does it for matmuls, with f32 master weights. Every f32 linalg.matmul and
+// linalg.batch_matmul (forward, backward and the convolutions' im2col GEMMs
+// alike) reads its two operands rounded to bf16 or f16 and accumulates into
+// its f32 output; everything else (norms, softmax, losses, the optimizer)
+// stays f32. LinalgToBlas turns the mixed GEMMs into oflow_rt_gemm_lowp
+// calls (cuBLASLt tensor cores on the GPU; widened to f32 for OpenBLAS on the
+// CPU, which gives the same numbers).
+//
+// The rounding is a separate elementwise linalg.generic per operand, so that
+// elementwise fusion can fold it into the operand's producer (a bf16 result
+// instead of an f32 one plus a copy).
+//
+//===----------------------------------------------------------------------===//
+#include "oflow/Codegen/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace oflow {
+#define GEN_PASS_DEF_AUTOCAST
+#include "oflow/Codegen/Passes.h.inc"
+} // namespace oflow
+
+using namespace mlir;
+
+namespace oflow {
+namespace {
+
+/// `value` (a static f32 tensor) rounded to `type` elementwise.
+Value round(OpBuilder &b, Location loc, Value value, FloatType type) {
+  auto tensorType = cast<RankedTensorType>(value.getType());
+  Value empty = tensor::EmptyOp::create(b, loc, tensorType.getShape(), type);
+  unsigned rank = tensorType.getRank();
+  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{empty.getType()}, ValueRange{value}, ValueRange{empty},
+      maps, iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value r = arith::TruncFOp::create(nb, nloc, type, args[0]);
+        linalg::YieldOp::create(nb, nloc, r);
+      });
+  return generic.getResult(0);
+}
+
+/// Whether `op` is a plain f32 GEMM on static tensors.
+bool isF32Gemm(linalg::LinalgOp op) {
+  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) ||
+      !op.hasPureTensorSemantics())
+    return false;
+  if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation());
+      mm && mm.hasUserDefinedMaps())
+    return false;
+  if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation());
+      bmm && bmm.hasUserDefinedMaps())
+    return false;
+  return llvm::all_of(op->getOperands(), [](Value v) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    return type && type.hasStaticShape() && type.getElementType().isF32();
+  });
+}
+
+struct AutocastPass : impl::AutocastBase<AutocastPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    FloatType type;
+    if (precision == "bf16")
+      type = BFloat16Type::get(&getContext());
+    else if (precision == "fp16")
+      type = Float16Type::get(&getContext());
+    else if (precision == "fp32")
+      return;
+    else {
+      getOperation().emitError("oflow-autocast: unknown precision '")
+          << precision << "' (want fp32, bf16 or fp16)";
+      return signalPassFailure();
+    }
+    SmallVector<linalg::LinalgOp> gemms;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (isF32Gemm(op))
+        gemms.push_back(op);
+    });
+    for (linalg::LinalgOp op : gemms) {
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      Value a = round(b, loc, op->getOperand(0), type);
+      Value bm = round(b, loc, op->getOperand(1), type);
+      Value c = op->getOperand(2);
+      Operation *gemm;
+      if (isa<linalg::MatmulOp>(op))
+        gemm = linalg::MatmulOp::create(b, loc, TypeRange{c.getType()},
+                                        ValueRange{a, bm}, ValueRange{c});
+      else
+        gemm = linalg::BatchMatmulOp::create(b, loc, TypeRange{c.getType()},
+                                             ValueRange{a, bm}, ValueRange{c});
+      op->replaceAllUsesWith(gemm->getResults());
+      op->erase();
+    }
+  }
+};
+
+} // namespace
+} // namespace oflow
