@@ -1,7 +1,20 @@
 //===- Blas.cpp - GEMM for generated code, over OpenBLAS ------------------===//
+//
+// oflow_rt_sgemm*: cblas_sgemm. oflow_rt_gemm_lowp* (bf16/f16 A and B, f32
+// C): the op(A) and op(B) regions the GEMM reads are widened (exactly) into
+// dense f32 scratch buffers, one pair per thread, reused across calls (they
+// grow, never shrink), then the same cblas_sgemm.
+//
+//===----------------------------------------------------------------------===//
+#include "HalfFloat.h"
+#include "MpiWorld.h"
 #include "oflow_rt/abi.h"
 
 #include <cblas.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
 
 extern "C" void oflow_rt_sgemm(int64_t trans_a, int64_t trans_b, int64_t m,
                                int64_t n, int64_t k, float alpha,
@@ -21,6 +34,97 @@ extern "C" void oflow_rt_sgemm_batched(
   for (int64_t i = 0; i < batch; ++i)
     oflow_rt_sgemm(trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda,
                    b + i * stride_b, ldb, beta, c + i * stride_c, ldc);
+}
+
+namespace {
+using oflow_rt::detail::bf16ToFloat;
+using oflow_rt::detail::f16ToFloat;
+
+void checkDtype(int64_t dtype, const char *caller) {
+  if (dtype != OFLOW_DT_BF16 && dtype != OFLOW_DT_F16)
+    oflow_rt::detail::fatal(std::string(caller) + ": dtype_ab " +
+                            std::to_string(dtype) +
+                            " is neither OFLOW_DT_BF16 (5) nor OFLOW_DT_F16 (6)");
+}
+
+// A stored row-major rows x cols matrix (leading dim ld) as a dense f32 one
+// (leading dim max(cols, 1), which cblas accepts even for cols = 0).
+struct Widened {
+  std::vector<float> data;
+  int64_t ld = 1;
+};
+
+template <float (*Convert)(uint16_t)>
+void widenRows(const uint16_t *src, int64_t rows, int64_t cols, int64_t ld,
+               float *dst) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint16_t *s = src + r * ld;
+    float *d = dst + r * cols;
+    for (int64_t j = 0; j < cols; ++j)
+      d[j] = Convert(s[j]);
+  }
+}
+
+const float *widen(Widened &w, int64_t dtype, const void *src, int64_t rows,
+                   int64_t cols, int64_t ld) {
+  rows = std::max<int64_t>(rows, 0);
+  cols = std::max<int64_t>(cols, 0);
+  w.ld = std::max<int64_t>(cols, 1);
+  size_t need = static_cast<size_t>(rows * cols);
+  if (w.data.size() < need)
+    w.data.resize(need);
+  const uint16_t *s = static_cast<const uint16_t *>(src);
+  if (dtype == OFLOW_DT_BF16)
+    widenRows<bf16ToFloat>(s, rows, cols, ld, w.data.data());
+  else
+    widenRows<f16ToFloat>(s, rows, cols, ld, w.data.data());
+  return w.data.data();
+}
+
+thread_local Widened tlA, tlB;
+
+void gemmLowp(int64_t dtype, int64_t batch, int64_t ta, int64_t tb, int64_t m,
+              int64_t n, int64_t k, float alpha, const void *a, int64_t lda,
+              int64_t sa, const void *b, int64_t ldb, int64_t sb, float beta,
+              float *c, int64_t ldc, int64_t sc) {
+  if (m <= 0 || n <= 0 || batch <= 0)
+    return;
+  // The stored matrices: A is m x k (k x m transposed), B k x n (n x k).
+  int64_t rowsA = ta ? k : m, colsA = ta ? m : k;
+  int64_t rowsB = tb ? n : k, colsB = tb ? k : n;
+  const auto *a16 = static_cast<const uint16_t *>(a);
+  const auto *b16 = static_cast<const uint16_t *>(b);
+  const float *wa = nullptr, *wb = nullptr;
+  for (int64_t i = 0; i < batch; ++i) {
+    // A stride of 0 (an operand shared by the batch) is widened once.
+    if (i == 0 || sa != 0)
+      wa = widen(tlA, dtype, a16 + i * sa, rowsA, colsA, lda);
+    if (i == 0 || sb != 0)
+      wb = widen(tlB, dtype, b16 + i * sb, rowsB, colsB, ldb);
+    oflow_rt_sgemm(ta, tb, m, n, k, alpha, wa, tlA.ld, wb, tlB.ld, beta,
+                   c + i * sc, ldc);
+  }
+}
+} // namespace
+
+extern "C" void oflow_rt_gemm_lowp(int64_t dtype_ab, int64_t trans_a,
+                                   int64_t trans_b, int64_t m, int64_t n,
+                                   int64_t k, float alpha, const void *a,
+                                   int64_t lda, const void *b, int64_t ldb,
+                                   float beta, float *c, int64_t ldc) {
+  checkDtype(dtype_ab, "oflow_rt_gemm_lowp");
+  gemmLowp(dtype_ab, 1, trans_a, trans_b, m, n, k, alpha, a, lda, 0, b, ldb, 0,
+           beta, c, ldc, 0);
+}
+
+extern "C" void oflow_rt_gemm_lowp_batched(
+    int64_t dtype_ab, int64_t batch, int64_t trans_a, int64_t trans_b,
+    int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t lda,
+    int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b, float beta,
+    float *c, int64_t ldc, int64_t stride_c) {
+  checkDtype(dtype_ab, "oflow_rt_gemm_lowp_batched");
+  gemmLowp(dtype_ab, batch, trans_a, trans_b, m, n, k, alpha, a, lda, stride_a,
+           b, ldb, stride_b, beta, c, ldc, stride_c);
 }
 
 extern "C" void oflow_rt_set_threads(int64_t threads) {

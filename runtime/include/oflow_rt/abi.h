@@ -24,9 +24,10 @@
  *                  the program's host code never dereferences them. It
  *                  enqueues its kernels (mgpu* below) and calls the runtime
  *                  in program order; every runtime call with device pointers
- *                  (oflow_rt_sgemm*, the collectives) only ENQUEUES its work
- *                  on the runtime's one in-order compute stream (the stream
- *                  mgpuStreamCreate returns) and returns at once. The
+ *                  (oflow_rt_sgemm*, oflow_rt_gemm_lowp*, the collectives)
+ *                  only ENQUEUES its work on the runtime's one in-order
+ *                  compute stream (the stream mgpuStreamCreate returns) and
+ *                  returns at once. The
  *                  runtime synchronizes that stream once, after the entry
  *                  returns, and then copies the io outputs back. Host-side
  *                  copies of io/state are the runtime's business: the
@@ -95,6 +96,32 @@ void oflow_rt_sgemm_batched(int64_t batch, int64_t trans_a, int64_t trans_b,
                             const float *b, int64_t ldb, int64_t stride_b,
                             float beta, float *c, int64_t ldc,
                             int64_t stride_c);
+/* Mixed-precision GEMM (--precision bf16|fp16): A and B hold bfloat16 or IEEE
+ * half (dtype_ab = OFLOW_DT_BF16 or OFLOW_DT_F16, 16-bit elements), C is f32,
+ * products accumulate in f32: C = alpha * op(A) op(B) + beta * C, row-major,
+ * exactly like oflow_rt_sgemm (same meaning of trans_a/trans_b/m/n/k/lda/
+ * ldb/ldc; leading dims and strides in ELEMENTS). Any other dtype_ab ends
+ * the run with a one-line error naming the function and the value.
+ * CPU: the op(A)/op(B) regions read are widened to f32 (exact: subnormal,
+ * inf and NaN halves included) into per-thread scratch, then cblas_sgemm
+ * (the same --threads cap).
+ * CUDA: cuBLASLt with A/B CUDA_R_16BF or CUDA_R_16F, C/D CUDA_R_32F,
+ * CUBLAS_COMPUTE_32F (tensor cores; --allow-tf32 does not apply); A and B
+ * need only 2-byte alignment, C 4-byte; k = 0 takes beta 0 or 1 only, as
+ * for oflow_rt_sgemm. */
+void oflow_rt_gemm_lowp(int64_t dtype_ab, int64_t trans_a, int64_t trans_b,
+                        int64_t m, int64_t n, int64_t k, float alpha,
+                        const void *a, int64_t lda, const void *b, int64_t ldb,
+                        float beta, float *c, int64_t ldc);
+/* `batch` of them, operand i at base + i * stride_x (elements of its type:
+ * 2 bytes for A and B, 4 for C), as oflow_rt_sgemm_batched. */
+void oflow_rt_gemm_lowp_batched(int64_t dtype_ab, int64_t batch,
+                                int64_t trans_a, int64_t trans_b, int64_t m,
+                                int64_t n, int64_t k, float alpha,
+                                const void *a, int64_t lda, int64_t stride_a,
+                                const void *b, int64_t ldb, int64_t stride_b,
+                                float beta, float *c, int64_t ldc,
+                                int64_t stride_c);
 /* Caps the threads the BLAS kernels use (the executable's --threads).
  * A no-op on CUDA. */
 void oflow_rt_set_threads(int64_t threads);
@@ -112,9 +139,11 @@ void oflow_rt_set_threads(int64_t threads);
  * other call (no overlap with computation yet); the layouts below are
  * exactly the CPU's (the runtime repacks NCCL's native ones). Without a
  * mesh, or on an axis of size 1, each collective is a copy. */
-/* OFLOW_DT_I8 also carries bool (one byte per element, 0 or 1). */
+/* OFLOW_DT_I8 also carries bool (one byte per element, 0 or 1).
+ * OFLOW_DT_BF16 and OFLOW_DT_F16 are oflow_rt_gemm_lowp*'s dtype_ab only
+ * (the collectives do not take them). */
 enum { OFLOW_DT_F32 = 0, OFLOW_DT_F64 = 1, OFLOW_DT_I32 = 2, OFLOW_DT_I64 = 3,
-       OFLOW_DT_I8 = 4 };
+       OFLOW_DT_I8 = 4, OFLOW_DT_BF16 = 5, OFLOW_DT_F16 = 6 };
 enum { OFLOW_RED_SUM = 0, OFLOW_RED_MAX = 1 };
 
 /* This rank's coordinate on `mesh_axis` (row-major: the last axis varies

@@ -5,9 +5,12 @@
 // operands swapped, each matrix described as it is stored (col-major view of
 // a row-major matrix = its transpose, same leading dimension). Batches are
 // strided (CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, in elements).
-// fp32 compute unless --allow-tf32 / OFLOW_ALLOW_TF32=1. Descriptors and the
-// heuristic's algorithm are cached per (shape, leading dims, strides,
-// pointer alignments, tf32). Everything is enqueued on the compute stream.
+// fp32 compute unless --allow-tf32 / OFLOW_ALLOW_TF32=1. oflow_rt_gemm_lowp*:
+// A and B CUDA_R_16BF or CUDA_R_16F, C/D CUDA_R_32F, CUBLAS_COMPUTE_32F
+// (tensor cores, f32 accumulation; --allow-tf32 does not apply). Descriptors
+// and the heuristic's algorithm are cached per (A/B dtype, shape, leading
+// dims, strides, pointer alignments, tf32). Everything is enqueued on the
+// compute stream.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaContext.h"
@@ -26,22 +29,41 @@ struct Plan {
   cublasLtMatmulAlgo_t algo{};
 };
 
+// 0 trans_a, 1 trans_b, 2 m, 3 n, 4 k, 5 lda, 6 ldb, 7 ldc, 8 batch,
+// 9-11 strides of A, B, C (0 unbatched), 12-14 alignments of A, B, C,
+// 15 tf32, 16 the dtype of A and B (OFLOW_DT_F32, _BF16 or _F16).
 using Key = std::array<int64_t, 17>;
 
 // The largest power of two (up to 256) dividing the address of every
 // matrix of the batch.
-uint32_t alignmentOf(const void *p, int64_t batch, int64_t stride) {
+uint32_t alignmentOf(const void *p, int64_t batch, int64_t stride,
+                     size_t elemBytes) {
   uintptr_t v = reinterpret_cast<uintptr_t>(p);
   if (batch > 1)
-    v |= static_cast<uintptr_t>(stride) * sizeof(float);
+    v |= static_cast<uintptr_t>(stride) * elemBytes;
   uint32_t a = 256;
   while (a > 1 && v % a)
     a /= 2;
   return a;
 }
 
+const char *dtypeText(int64_t dtype) {
+  return dtype == OFLOW_DT_BF16 ? "bf16" : dtype == OFLOW_DT_F16 ? "f16" : "f32";
+}
+
+// The abi.h function a plan serves, for messages.
+const char *callerOf(const Key &k) {
+  return k[16] == OFLOW_DT_F32 ? "oflow_rt_sgemm" : "oflow_rt_gemm_lowp";
+}
+
+cudaDataType_t cudaTypeOf(int64_t dtype) {
+  return dtype == OFLOW_DT_BF16 ? CUDA_R_16BF
+         : dtype == OFLOW_DT_F16 ? CUDA_R_16F
+                                 : CUDA_R_32F;
+}
+
 std::string shapeText(const Key &k) {
-  return "trans_a=" + std::to_string(k[0]) + " trans_b=" + std::to_string(k[1]) +
+  return std::string("dtype_ab=") + dtypeText(k[16]) + " trans_a=" + std::to_string(k[0]) + " trans_b=" + std::to_string(k[1]) +
          " m=" + std::to_string(k[2]) + " n=" + std::to_string(k[3]) +
          " k=" + std::to_string(k[4]) + " lda=" + std::to_string(k[5]) +
          " ldb=" + std::to_string(k[6]) + " ldc=" + std::to_string(k[7]) +
@@ -50,15 +72,16 @@ std::string shapeText(const Key &k) {
 
 void lt(cublasStatus_t s, const char *call, const Key &k) {
   if (s != CUBLAS_STATUS_SUCCESS)
-    fatal(std::string("oflow_rt_sgemm: ") + call + " failed: " +
+    fatal(std::string(callerOf(k)) + ": " + call + " failed: " +
           cublasLtGetStatusName(s) + ": " + cublasLtGetStatusString(s) + " (" +
           shapeText(k) + ")");
 }
 
-cublasLtMatrixLayout_t layout(uint64_t rows, uint64_t cols, int64_t ld,
-                              int32_t batch, int64_t stride, const Key &k) {
+cublasLtMatrixLayout_t layout(cudaDataType_t type, uint64_t rows,
+                              uint64_t cols, int64_t ld, int32_t batch,
+                              int64_t stride, const Key &k) {
   cublasLtMatrixLayout_t l = nullptr;
-  lt(cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, rows, cols, ld),
+  lt(cublasLtMatrixLayoutCreate(&l, type, rows, cols, ld),
      "cublasLtMatrixLayoutCreate", k);
   if (batch > 1) {
     lt(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
@@ -92,9 +115,12 @@ const Plan &planFor(Context &ctx, const Key &k) {
   lt(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB,
                                     &opSecond, sizeof opSecond),
      "cublasLtMatmulDescSetAttribute", k);
-  p.a = tb ? layout(kk, n, ldb, batch, k[10], k) : layout(n, kk, ldb, batch, k[10], k);
-  p.b = ta ? layout(m, kk, lda, batch, k[9], k) : layout(kk, m, lda, batch, k[9], k);
-  p.c = layout(n, m, ldc, batch, k[11], k);
+  cudaDataType_t ab = cudaTypeOf(k[16]);
+  p.a = tb ? layout(ab, kk, n, ldb, batch, k[10], k)
+           : layout(ab, n, kk, ldb, batch, k[10], k);
+  p.b = ta ? layout(ab, m, kk, lda, batch, k[9], k)
+           : layout(ab, kk, m, lda, batch, k[9], k);
+  p.c = layout(CUDA_R_32F, n, m, ldc, batch, k[11], k);
   cublasLtMatmulPreference_t pref = nullptr;
   lt(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate", k);
   uint64_t ws = ctx.workspaceBytes;
@@ -125,41 +151,49 @@ const Plan &planFor(Context &ctx, const Key &k) {
      "cublasLtMatmulAlgoGetHeuristic", k);
   cublasLtMatmulPreferenceDestroy(pref);
   if (found < 1)
-    fatal("oflow_rt_sgemm: cuBLASLt has no algorithm for " + shapeText(k));
+    fatal(std::string(callerOf(k)) + ": cuBLASLt has no algorithm for " +
+          shapeText(k));
   p.algo = result.algo;
   return cache->emplace(k, p).first->second;
 }
 
-void gemm(int64_t batch, int64_t ta, int64_t tb, int64_t m, int64_t n,
-          int64_t k, float alpha, const float *a, int64_t lda, int64_t sa,
-          const float *b, int64_t ldb, int64_t sb, float beta, float *c,
-          int64_t ldc, int64_t sc) {
-  Context &ctx = context("oflow_rt_sgemm");
+// dtype: of A and B (OFLOW_DT_F32, _BF16 or _F16); C is always f32.
+void gemm(int64_t dtype, int64_t batch, int64_t ta, int64_t tb, int64_t m,
+          int64_t n, int64_t k, float alpha, const void *a, int64_t lda,
+          int64_t sa, const void *b, int64_t ldb, int64_t sb, float beta,
+          float *c, int64_t ldc, int64_t sc) {
+  bool lowp = dtype != OFLOW_DT_F32;
+  const char *caller = lowp ? "oflow_rt_gemm_lowp" : "oflow_rt_sgemm";
+  Context &ctx = context(caller);
   if (m <= 0 || n <= 0 || batch <= 0)
     return;
   if (k <= 0) { // C = beta * C: only beta 0 and 1 occur
     if (beta == 1.0f)
       return;
     if (beta != 0.0f)
-      fatal("oflow_rt_sgemm with k = 0 and beta = " + std::to_string(beta) +
-            " (only 0 and 1 are supported)");
+      fatal(std::string(caller) + " with k = 0 and beta = " +
+            std::to_string(beta) + " (only 0 and 1 are supported)");
     for (int64_t i = 0; i < batch; ++i)
       check(cudaMemset2DAsync(c + i * sc, ldc * sizeof(float), 0,
                               n * sizeof(float), m, ctx.stream),
-            "cudaMemset2DAsync (oflow_rt_sgemm, k = 0)");
+            lowp ? "cudaMemset2DAsync (oflow_rt_gemm_lowp, k = 0)"
+                 : "cudaMemset2DAsync (oflow_rt_sgemm, k = 0)");
     return;
   }
   if (batch > INT32_MAX)
-    fatal("oflow_rt_sgemm_batched: batch " + std::to_string(batch) +
+    fatal(std::string(caller) + "_batched: batch " + std::to_string(batch) +
           " exceeds cuBLASLt's limit");
+  size_t abBytes = lowp ? 2 : sizeof(float);
   Key key = {ta != 0, tb != 0, m, n, k, lda, ldb, ldc, batch,
              batch > 1 ? sa : 0, batch > 1 ? sb : 0, batch > 1 ? sc : 0,
-             alignmentOf(a, batch, sa), alignmentOf(b, batch, sb),
-             alignmentOf(c, batch, sc), ctx.allowTf32, 0};
+             alignmentOf(a, batch, sa, abBytes), alignmentOf(b, batch, sb, abBytes),
+             alignmentOf(c, batch, sc, sizeof(float)), lowp ? 0 : ctx.allowTf32,
+             dtype};
   const Plan &p = planFor(ctx, key);
   std::string label;
   if (profiling())
-    label = "gemm " + std::string(ta ? "T" : "N") + (tb ? "T" : "N") + " " +
+    label = std::string(lowp ? "gemm " : "gemm") + (lowp ? dtypeText(dtype) : "") +
+            " " + (ta ? "T" : "N") + (tb ? "T" : "N") + " " +
             std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
             (batch > 1 ? " x" + std::to_string(batch) : "");
   ProfileScope scope(ctx.stream, label);
@@ -175,8 +209,8 @@ extern "C" void oflow_rt_sgemm(int64_t trans_a, int64_t trans_b, int64_t m,
                                const float *a, int64_t lda, const float *b,
                                int64_t ldb, float beta, float *c,
                                int64_t ldc) {
-  oflow_rt::cuda::gemm(1, trans_a, trans_b, m, n, k, alpha, a, lda, 0, b, ldb,
-                       0, beta, c, ldc, 0);
+  oflow_rt::cuda::gemm(OFLOW_DT_F32, 1, trans_a, trans_b, m, n, k, alpha, a,
+                       lda, 0, b, ldb, 0, beta, c, ldc, 0);
 }
 
 extern "C" void oflow_rt_sgemm_batched(
@@ -184,8 +218,38 @@ extern "C" void oflow_rt_sgemm_batched(
     int64_t k, float alpha, const float *a, int64_t lda, int64_t stride_a,
     const float *b, int64_t ldb, int64_t stride_b, float beta, float *c,
     int64_t ldc, int64_t stride_c) {
-  oflow_rt::cuda::gemm(batch, trans_a, trans_b, m, n, k, alpha, a, lda,
-                       stride_a, b, ldb, stride_b, beta, c, ldc, stride_c);
+  oflow_rt::cuda::gemm(OFLOW_DT_F32, batch, trans_a, trans_b, m, n, k, alpha,
+                       a, lda, stride_a, b, ldb, stride_b, beta, c, ldc,
+                       stride_c);
+}
+
+namespace {
+void checkLowpDtype(int64_t dtype, const char *caller) {
+  if (dtype != OFLOW_DT_BF16 && dtype != OFLOW_DT_F16)
+    oflow_rt::cuda::fatal(std::string(caller) + ": dtype_ab " +
+                          std::to_string(dtype) +
+                          " is neither OFLOW_DT_BF16 (5) nor OFLOW_DT_F16 (6)");
+}
+} // namespace
+
+extern "C" void oflow_rt_gemm_lowp(int64_t dtype_ab, int64_t trans_a,
+                                   int64_t trans_b, int64_t m, int64_t n,
+                                   int64_t k, float alpha, const void *a,
+                                   int64_t lda, const void *b, int64_t ldb,
+                                   float beta, float *c, int64_t ldc) {
+  checkLowpDtype(dtype_ab, "oflow_rt_gemm_lowp");
+  oflow_rt::cuda::gemm(dtype_ab, 1, trans_a, trans_b, m, n, k, alpha, a, lda,
+                       0, b, ldb, 0, beta, c, ldc, 0);
+}
+
+extern "C" void oflow_rt_gemm_lowp_batched(
+    int64_t dtype_ab, int64_t batch, int64_t trans_a, int64_t trans_b,
+    int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t lda,
+    int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b, float beta,
+    float *c, int64_t ldc, int64_t stride_c) {
+  checkLowpDtype(dtype_ab, "oflow_rt_gemm_lowp_batched");
+  oflow_rt::cuda::gemm(dtype_ab, batch, trans_a, trans_b, m, n, k, alpha, a,
+                       lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c);
 }
 
 // GPU kernels use no host threads.

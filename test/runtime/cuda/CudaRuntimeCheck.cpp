@@ -12,11 +12,15 @@
 //   - oflow_rt_sgemm / _batched against a CPU reference (every
 //     transposition, leading dims > minimal, alpha/beta, misaligned
 //     pointers, strided batches, k = 0, TF32),
+//   - oflow_rt_gemm_lowp / _batched with bf16 and f16 A/B (the same cases,
+//     2-byte misaligned A, a reference in double from the same 16-bit
+//     values, error within 1e-4 of |alpha| sum |a b| + |beta c|),
 //   - every collective through NCCL: on one-rank communicators, and under
 //     `mpirun -np N` (N GPUs) on a mesh of N against abi.h's formulas.
 // Prints one line per check; exits 1 on the first failure.
 //
 //===----------------------------------------------------------------------===//
+#include "../../../runtime/lib/HalfFloat.h"
 #include "../../../runtime/lib/cuda/CudaContext.h"
 #include "oflow_rt/Distributed.h"
 #include "oflow_rt/Error.h"
@@ -275,6 +279,140 @@ void checkGemm(bool tf32) {
   std::printf("ok: sgemm%s, %d cases\n", tf32 ? " (TF32)" : "", cases + 1);
 }
 
+// ---- oflow_rt_gemm_lowp*: bf16 / f16 A and B, f32 C ----------------------
+// Random finite 16-bit floats, magnitudes about 2^-3 .. 2^2, a few zeros.
+std::vector<uint16_t> randoms16(int64_t dtype, int64_t n, uint32_t seed) {
+  std::vector<uint16_t> v(n);
+  bool bf = dtype == OFLOW_DT_BF16;
+  for (auto &x : v) {
+    seed = seed * 1664525u + 1013904223u;
+    uint32_t r = seed >> 8;
+    uint32_t sign = (r & 1) << 15, mant = (r >> 1) & (bf ? 0x7fu : 0x3ffu);
+    int e = int((r >> 11) % 6) - 3;
+    uint32_t exp = bf ? uint32_t(e + 127) : uint32_t(e + 15);
+    if ((r >> 14) % 23 == 0)
+      exp = mant = 0;
+    x = static_cast<uint16_t>(sign | (exp << (bf ? 7 : 10)) | mant);
+  }
+  return v;
+}
+
+std::vector<float> widened(int64_t dtype, const std::vector<uint16_t> &v) {
+  std::vector<float> f(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    f[i] = dtype == OFLOW_DT_BF16 ? detail::bf16ToFloat(v[i]) : detail::f16ToFloat(v[i]);
+  return f;
+}
+
+// pad: elements before the data (pad 1: only 2-byte aligned).
+uint16_t *toDevice16(const std::vector<uint16_t> &v, int64_t pad = 0) {
+  void *p = nullptr;
+  cuda::check(cudaMalloc(&p, (v.size() + pad + 64) * 2), "cudaMalloc");
+  uint16_t *d = static_cast<uint16_t *>(p) + pad;
+  cuda::check(cudaMemcpy(d, v.data(), v.size() * 2, cudaMemcpyHostToDevice), "cudaMemcpy");
+  return d;
+}
+
+void checkGemmLowp(int64_t dtype) {
+  cuda::Context &ctx = cuda::context("check");
+  const char *name = dtype == OFLOW_DT_BF16 ? "bf16" : "f16";
+  int cases = 0;
+  double worstAll = 0;
+  for (int64_t batch : {1, 3})
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb)
+        for (int64_t mis : {0, 1})
+          for (auto [m, n, k] : {std::array<int64_t, 3>{5, 7, 3}, {64, 48, 96},
+                                 {1, 33, 17}, {128, 80, 256}}) {
+            int64_t lda = (ta ? m : k) + 2 - mis, ldb = (tb ? k : n) + 1, ldc = n + 3;
+            int64_t rowsA = ta ? k : m, rowsB = tb ? n : k;
+            int64_t sa = rowsA * lda + 5, sb = rowsB * ldb, sc = m * ldc + 1;
+            auto a16 = randoms16(dtype, batch * sa, 1 + m),
+                 b16 = randoms16(dtype, batch * sb, 2 + n);
+            auto a = widened(dtype, a16), b = widened(dtype, b16);
+            auto c = randoms(batch * sc, 3 + k);
+            float alpha = 0.75f, beta = batch > 1 ? 0.0f : -0.5f;
+            std::vector<float> want = c;
+            // |alpha| sum |a b| + |beta c|: the scale of the rounding error.
+            std::vector<float> scale(c.size()), absA(a.size()), absB(b.size());
+            for (size_t i = 0; i < a.size(); ++i)
+              absA[i] = std::fabs(a[i]);
+            for (size_t i = 0; i < b.size(); ++i)
+              absB[i] = std::fabs(b[i]);
+            for (size_t i = 0; i < c.size(); ++i)
+              scale[i] = std::fabs(beta * c[i]);
+            for (int64_t i = 0; i < batch; ++i) {
+              reference(ta, tb, m, n, k, alpha, a.data() + i * sa, lda,
+                        b.data() + i * sb, ldb, beta, want.data() + i * sc, ldc);
+              reference(ta, tb, m, n, k, std::fabs(alpha), absA.data() + i * sa, lda,
+                        absB.data() + i * sb, ldb, 1.0f, scale.data() + i * sc, ldc);
+            }
+            uint16_t *da = toDevice16(a16, mis), *db = toDevice16(b16);
+            float *dc = toDevice(c, mis);
+            if (batch == 1)
+              oflow_rt_gemm_lowp(dtype, ta, tb, m, n, k, alpha, da, lda, db, ldb, beta,
+                                 dc, ldc);
+            else
+              oflow_rt_gemm_lowp_batched(dtype, batch, ta, tb, m, n, k, alpha, da, lda,
+                                         sa, db, ldb, sb, beta, dc, ldc, sc);
+            cuda::check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");
+            std::vector<float> got(c.size());
+            cuda::check(cudaMemcpy(got.data(), dc, got.size() * 4, cudaMemcpyDeviceToHost),
+                        "cudaMemcpy");
+            double worst = 0;
+            for (int64_t i = 0; i < batch; ++i)
+              for (int64_t r = 0; r < m; ++r)
+                for (int64_t j = 0; j < ldc; ++j) {
+                  int64_t idx = i * sc + r * ldc + j;
+                  if (j >= n) { // outside the matrix: untouched
+                    if (got[idx] != c[idx])
+                      worst = 1e9;
+                    continue;
+                  }
+                  double rel = std::fabs(double(got[idx]) - want[idx]) /
+                               (double(scale[idx]) + 1e-6);
+                  worst = std::isnan(rel) ? 1e9 : std::max(worst, rel);
+                }
+            worstAll = std::max(worstAll, worst);
+            expect(worst <= 1e-4,
+                   std::string("gemm_lowp ") + name + " batch " + std::to_string(batch) +
+                       " ta " + std::to_string(ta) + " tb " + std::to_string(tb) + " m " +
+                       std::to_string(m) + " n " + std::to_string(n) + " k " +
+                       std::to_string(k) + " misaligned " + std::to_string(mis) +
+                       ": relative error " + std::to_string(worst));
+            cudaFree(da - mis);
+            cudaFree(db);
+            cudaFree(dc - mis);
+            ++cases;
+          }
+  // k = 0: C = beta C for beta 0: a 3x4 C at 0, then two 2x3 ones (ldc 4)
+  // at 12 and 22.
+  auto c = randoms(32, 9);
+  float *dc = toDevice(c);
+  uint16_t *dummy = toDevice16(std::vector<uint16_t>(4));
+  oflow_rt_gemm_lowp(dtype, 0, 0, 3, 4, 0, 1.0f, dummy, 1, dummy, 4, 0.0f, dc, 4);
+  oflow_rt_gemm_lowp_batched(dtype, 2, 1, 1, 2, 3, 0, 1.0f, dummy, 2, 0, dummy, 1, 0,
+                             0.0f, dc + 12, 4, 10);
+  cuda::check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");
+  std::vector<float> got(32);
+  cuda::check(cudaMemcpy(got.data(), dc, 128, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  std::vector<bool> zeroed(32, false);
+  for (int i = 0; i < 12; ++i)
+    zeroed[i] = true;
+  for (int base : {12, 22})
+    for (int r = 0; r < 2; ++r)
+      for (int j = 0; j < 3; ++j)
+        zeroed[base + r * 4 + j] = true;
+  bool ok = true;
+  for (int i = 0; i < 32; ++i)
+    ok &= zeroed[i] ? got[i] == 0 : got[i] == c[i];
+  expect(ok, std::string("gemm_lowp ") + name + " k = 0, beta 0 zeroes C");
+  cudaFree(dc);
+  cudaFree(dummy);
+  std::printf("ok: gemm_lowp %s, %d cases (worst relative error %.3g)\n", name,
+              cases + 1, worstAll);
+}
+
 // ---- collectives: member p's input is a known function of p -------------
 template <typename T> T valueOf(int64_t p, int64_t i) {
   return static_cast<T>((p + 1) * 3 + (i % 13) - 4);
@@ -421,6 +559,8 @@ int main(int argc, char **argv) {
     if (gFailures == 0) {
       checkGemm(false);
       checkGemm(true);
+      checkGemmLowp(OFLOW_DT_BF16);
+      checkGemmLowp(OFLOW_DT_F16);
     }
     cuda::Context &ctx = cuda::context("check");
     if (world == 1) {
