@@ -119,7 +119,12 @@ public:
 
   LogicalResult run(Block &block, Value loss) {
     if (active.contains(loss)) {
-      GradBuilder seed(builder, loss.getLoc());
+      // Named, so that oflow-build-train-step can scale it (fp16 loss
+      // scaling multiplies the seed, not the loss).
+      GradBuilder seed(builder,
+                       NameLoc::get(StringAttr::get(builder.getContext(),
+                                                    "oflow.loss_seed"),
+                                    loss.getLoc()));
       grads[loss] = seed.scalar(1.0, tensorType(loss).getElementType());
     }
     for (Operation &op : llvm::reverse(block.without_terminator()))

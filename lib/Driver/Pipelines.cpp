@@ -92,6 +92,8 @@ LogicalResult addTrainingPasses(PassManager &pm, const CompileOptions &options) 
       " clip-grad-norm=" + num(t.clipGradNorm) + " schedule=" + t.schedule +
       " warmup-steps=" + std::to_string(t.warmupSteps) +
       " total-steps=" + std::to_string(t.totalSteps) + " min-lr=" + num(t.minLr) +
+      " loss-scaling=" + (options.precision == "fp16" ? "true" : "false") +
+      " loss-scale=" + num(t.lossScale) +
       "},canonicalize,cse";
   return addTextual(pm, pipeline);
 }

@@ -167,6 +167,10 @@ LogicalResult Planner::layOutVariables(ModuleOp module) {
       layout = hintFor(var.getSymName());
     if (!layout && var.getModelName())
       layout = hintFor(*var.getModelName());
+    // A scalar cannot be split (the loss scaler's state is optimizer state
+    // of the first parameter, whatever that parameter's layout).
+    if (!layout && cast<RankedTensorType>(var.getType()).getRank() == 0)
+      layout = all;
     if (!layout && var.getOfAttr())
       layout = variableLayouts.lookup(var.getOfAttr().getValue());
     if (!layout)

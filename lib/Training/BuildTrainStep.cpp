@@ -21,6 +21,8 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <numeric>
+
 namespace oflow {
 #define GEN_PASS_DEF_BUILDTRAINSTEP
 #include "oflow/Training/Passes.h.inc"
@@ -41,6 +43,119 @@ struct Trained {
   of::GradientOp gradient;
 };
 
+/// The loss scaler's variables (see Passes.td), made once for both entries.
+struct LossScalerVariables {
+  FlatSymbolRefAttr scale, good, applied;
+};
+
+/// This step's scaler values.
+struct LossScaler {
+  LossScalerVariables vars;
+  Value scale, good, appliedSteps;
+  Value overflow; // i1: some gradient holds an inf or NaN
+};
+
+static LossScalerVariables createLossScalerVariables(ModuleOp module,
+                                                     SymbolTable &symbols,
+                                                     Operation *anchor,
+                                                     FlatSymbolRefAttr firstParam,
+                                                     double initialScale) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  auto f32 = RankedTensorType::get({}, b.getF32Type());
+  auto i64 = RankedTensorType::get({}, b.getI64Type());
+  auto variable = [&](StringRef name, RankedTensorType type, Attribute init) {
+    // Optimizer state: checkpointed, never exported; 0-d, so never split.
+    auto v = of::VariableOp::create(
+        b, module.getLoc(), name, of::VariableRole::optimizer, type,
+        DenseElementsAttr::get(type, init), StringAttr::get(ctx, name),
+        firstParam, /*sbp=*/nullptr);
+    symbols.insert(v, Block::iterator(anchor));
+    return FlatSymbolRefAttr::get(v.getSymNameAttr());
+  };
+  return {variable("loss_scale", f32, b.getF32FloatAttr(static_cast<float>(initialScale))),
+          variable("loss_scale.good_steps", i64, b.getI64IntegerAttr(0)),
+          variable("loss_scale.applied_steps", i64, b.getI64IntegerAttr(0))};
+}
+
+/// Scales the backward of `fn` (its seed becomes S instead of 1) and returns
+/// the unscaled `grads` (at the builder's point) and whether any overflowed.
+static Value scaleBackward(func::FuncOp fn, const LossScalerVariables &vars,
+                           ScalarBuilder &sb, MutableArrayRef<Value> grads,
+                           Value &scale) {
+  OpBuilder &b = sb.builder();
+  auto f32 = RankedTensorType::get({}, b.getF32Type());
+  scale = of::ReadVariableOp::create(b, sb.location(), f32, vars.scale);
+  fn.walk([&](Operation *op) {
+    auto loc = dyn_cast<NameLoc>(op->getLoc());
+    if (!loc || loc.getName() != "oflow.loss_seed" || op->getNumResults() != 1)
+      return;
+    OpBuilder at(op);
+    ScalarBuilder here(at, sb.location());
+    Value seed = here.cast(
+        of::ReadVariableOp::create(at, sb.location(), f32, vars.scale),
+        elementTypeOf(op->getResult(0)));
+    op->getResult(0).replaceAllUsesWith(seed);
+  });
+  // Unscale; sum(g * 0) is NaN exactly when g holds an inf or a NaN.
+  Value inverse = sb.div(sb.constant(1.0, b.getF32Type()), scale);
+  Value probe = sb.constant(0.0, b.getF32Type());
+  for (Value &g : grads) {
+    Type elem = elementTypeOf(g);
+    Value zeroed = sb.mul(g, sb.constant(0.0, elem));
+    SmallVector<int64_t> axes(cast<RankedTensorType>(g.getType()).getRank());
+    std::iota(axes.begin(), axes.end(), 0);
+    Value sum = axes.empty() ? zeroed
+                             : Value(of::ReduceSumOp::create(b, sb.location(), zeroed,
+                                                             axes, /*keepdims=*/false));
+    probe = sb.add(probe, sb.cast(sum, b.getF32Type()));
+    g = sb.mul(g, sb.cast(inverse, elem));
+  }
+  return sb.compare(of::ComparePredicate::ne, probe, probe);
+}
+
+static LossScaler startLossScaling(func::FuncOp fn, const LossScalerVariables &vars,
+                                   ScalarBuilder &sb,
+                                   MutableArrayRef<ParamUpdate> params) {
+  OpBuilder &b = sb.builder();
+  auto i64 = RankedTensorType::get({}, b.getI64Type());
+  LossScaler s;
+  s.vars = vars;
+  s.good = of::ReadVariableOp::create(b, sb.location(), i64, vars.good);
+  s.appliedSteps = of::ReadVariableOp::create(b, sb.location(), i64, vars.applied);
+  SmallVector<Value> grads = llvm::map_to_vector(params, [](const ParamUpdate &p) {
+    return p.grad;
+  });
+  s.overflow = scaleBackward(fn, vars, sb, grads, s.scale);
+  for (auto [p, g] : llvm::zip(params, grads))
+    p.grad = g;
+  return s;
+}
+
+/// Keeps every variable's old value when the step overflowed, and updates
+/// the scaler (GradScaler.update: backoff 0.5, growth 2 every 2000 steps).
+static void finishLossScaling(const LossScaler &s, ScalarBuilder &sb,
+                              SmallVectorImpl<VariableWrite> &writes) {
+  OpBuilder &b = sb.builder();
+  for (VariableWrite &w : writes) {
+    Value old = of::ReadVariableOp::create(b, sb.location(), w.value.getType(),
+                                           w.variable);
+    w.value = sb.where(s.overflow, old, w.value);
+  }
+  Type f32 = b.getF32Type();
+  Value good = sb.add(s.good, sb.i64(1));
+  Value grow = sb.compare(of::ComparePredicate::ge, good, sb.i64(2000));
+  Value scale = sb.where(
+      s.overflow, sb.mul(s.scale, sb.constant(0.5, f32)),
+      sb.where(grow, sb.mul(s.scale, sb.constant(2.0, f32)), s.scale));
+  good = sb.where(s.overflow, sb.i64(0), sb.where(grow, sb.i64(0), good));
+  Value applied = sb.where(s.overflow, s.appliedSteps,
+                           sb.add(s.appliedSteps, sb.i64(1)));
+  writes.push_back({s.vars.scale, scale});
+  writes.push_back({s.vars.good, good});
+  writes.push_back({s.vars.applied, applied});
+}
+
 struct BuildTrainStep : ::oflow::impl::BuildTrainStepBase<BuildTrainStep> {
   using BuildTrainStepBase::BuildTrainStepBase;
 
@@ -59,6 +174,8 @@ private:
 
   OptimizerConfig optimizerConfig;
   ScheduleConfig scheduleConfig;
+  /// Set with loss-scaling.
+  std::optional<LossScalerVariables> scalerVariables;
 };
 
 LogicalResult BuildTrainStep::parseOptions() {
@@ -220,6 +337,15 @@ void BuildTrainStep::buildGrads(func::FuncOp fn, ArrayRef<Trained> trained) {
     attrs.push_back(
         oneAttr(ctx, of::OFlowDialect::kGradOfAttrName, t.weight->name));
   }
+  if (scalerVariables) {
+    // The gradients the train step uses: scaled backward, unscaled here.
+    OpBuilder builder(fn.getBody().back().getTerminator());
+    ScalarBuilder sb(builder, NameLoc::get(StringAttr::get(ctx, "oflow.loss_scale"),
+                                           fn.getLoc()));
+    Value scale;
+    (void)scaleBackward(fn, *scalerVariables, sb,
+                        MutableArrayRef<Value>(values).drop_front(), scale);
+  }
   for (auto &entry : gradients)
     entry.second.erase();
   setResults(fn, values, attrs);
@@ -291,8 +417,14 @@ LogicalResult BuildTrainStep::buildTrain(func::FuncOp fn, SymbolTable &symbols,
   Value lr = buildScheduledLearningRate(
       sb, scheduleConfig, sb.cast(lrArg, builder.getF64Type()), stepArg);
   Value lrUsed = sb.cast(lr, builder.getF32Type());
-  SmallVector<VariableWrite> writes =
-      buildOptimizerStep(sb, optimizerConfig, lr, stepArg, params, lrUsed);
+  std::optional<LossScaler> scaler;
+  if (scalerVariables)
+    scaler = startLossScaling(fn, *scalerVariables, sb, params);
+  SmallVector<VariableWrite> writes = buildOptimizerStep(
+      sb, optimizerConfig, lr, scaler ? scaler->appliedSteps : stepArg, params,
+      lrUsed);
+  if (scaler)
+    finishLossScaling(*scaler, sb, writes);
   llvm::append_range(writes, statWrites);
   // Reads see the state from before the step: every write goes last.
   for (const VariableWrite &w : writes)
@@ -380,6 +512,11 @@ void BuildTrainStep::runOnOperation() {
   replaceWeightsWithVariables(symbols, anchor, *weights, [](const Weight &w) {
     return w.trainable ? of::VariableRole::param : of::VariableRole::buffer;
   });
+  if (lossScaling)
+    scalerVariables = createLossScalerVariables(
+        module, symbols, anchor,
+        FlatSymbolRefAttr::get(trained->front().weight->variable.getSymNameAttr()),
+        lossScale);
   func::FuncOp train = cloneEntry(fn, symbols, kTrainEntry, "train");
   func::FuncOp grads = cloneEntry(fn, symbols, kGradsEntry, "grads");
   buildGrads(grads, *trained);

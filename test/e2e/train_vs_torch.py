@@ -41,6 +41,68 @@ LR = {
     ("gpt", "sgd"): 0.5, ("gpt", "momentum"): 0.1, ("gpt", "adamw"): 0.005,
 }
 INPUTS = {"mlp": ["x", "y"], "cnn": ["x", "y"], "gpt": ["tokens", "targets"]}
+LOW_PRECISION = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def _rounded(t, dtype):
+    return t.to(dtype).to(torch.float32)
+
+
+def _sum_to(g, shape):
+    """g summed over the dims a broadcast added to a tensor of `shape`."""
+    while g.dim() > len(shape):
+        g = g.sum(0)
+    for i, s in enumerate(shape):
+        if s == 1 and g.shape[i] != 1:
+            g = g.sum(i, keepdim=True)
+    return g
+
+
+class _RoundedMatmul(torch.autograd.Function):
+    """a @ b with both operands rounded to `dtype` and f32 products: oflow's
+    --precision semantics. Its backward GEMMs round their operands (the
+    incoming gradient included) the same way, as oflow's backward GEMMs do."""
+
+    @staticmethod
+    def forward(ctx, a, b, dtype):
+        ar, br = _rounded(a, dtype), _rounded(b, dtype)
+        ctx.save_for_backward(ar, br)
+        ctx.dtype = dtype
+        return torch.matmul(ar, br)
+
+    @staticmethod
+    def backward(ctx, g):
+        ar, br = ctx.saved_tensors
+        gr = _rounded(g, ctx.dtype)
+        ga = torch.matmul(gr, br.transpose(-1, -2))
+        gb = torch.matmul(ar.transpose(-1, -2), gr)
+        return _sum_to(ga, ar.shape), _sum_to(gb, br.shape), None
+
+
+class RoundedGemms(torch.overrides.TorchFunctionMode):
+    """Runs every matmul and linear layer as _RoundedMatmul (the reference for
+    --precision bf16|fp16: PyTorch's autocast would also round their outputs
+    and run more ops in low precision, a different function)."""
+
+    def __init__(self, dtype):
+        super().__init__()
+        self.dtype = dtype
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        with torch._C.DisableTorchFunction():
+            # By name: `a @ b` arrives as the tensor method, torch.matmul as
+            # the builtin, neither `is` torch.matmul.
+            name = getattr(func, "__name__", "")
+            if name in ("matmul", "__matmul__", "bmm", "mm"):
+                return _RoundedMatmul.apply(args[0], args[1], self.dtype)
+            if name == "linear":
+                bias = args[2] if len(args) > 2 else kwargs.get("bias")
+                y = _RoundedMatmul.apply(args[0], args[1].t(), self.dtype)
+                return y if bias is None else y + bias
+            if name in ("conv1d", "conv2d"):
+                raise NotImplementedError("no rounded-GEMM reference for convolutions")
+            return func(*args, **kwargs)
 
 
 def load_example(name):
@@ -51,31 +113,59 @@ def load_example(name):
     return module
 
 
-def torch_run(example, data, optimizer, lr, steps, batch):
+def torch_run(example, data, optimizer, lr, steps, batch, precision="fp32",
+              loss_scale=None):
+    """loss_scale: dynamic loss scaling from this initial scale, as
+    torch.cuda.amp.GradScaler(init_scale=loss_scale) does it (CPU torch 1.13
+    has no GradScaler): backward of loss * S, gradients times 1 / S, a step
+    with a non-finite gradient skipped and S halved, S doubled after 2000
+    good steps."""
+    if precision != "fp32":
+        with RoundedGemms(LOW_PRECISION[precision]):
+            return torch_run(example, data, optimizer, lr, steps, batch,
+                             loss_scale=loss_scale)
     torch.set_num_threads(1)
     model = example.make_model()
     model.train()
     opt = OPTIMIZERS[optimizer]["make"](model.parameters(), lr)
     n = len(data[0])
     losses, grads = [], {}
+    scale = torch.tensor(loss_scale or 1.0, dtype=torch.float32)
+    good = 0
     for k in range(steps):
         rows = [(k * batch + i) % n for i in range(batch)]
         args = [torch.from_numpy(d[rows]) for d in data]
         opt.zero_grad()
         loss = model(*args)
-        loss.backward()
+        (loss * scale if loss_scale else loss).backward()
+        overflow = False
+        if loss_scale:
+            inverse = scale.double().reciprocal().float()
+            for p in model.parameters():
+                overflow |= not bool(torch.isfinite(p.grad).all())
+                p.grad.mul_(inverse)
         if k == 0:
             grads = {name: p.grad.detach().numpy().copy()
                      for name, p in model.named_parameters()}
         losses.append(loss.item())
+        if overflow:
+            scale, good = scale * 0.5, 0
+            continue
         opt.step()
+        if loss_scale:
+            good += 1
+            if good == 2000:
+                scale, good = scale * 2.0, 0
     return losses, grads
 
 
 def oflow_run(args, example_name, optimizer, lr, workdir):
     model = os.path.join(EXAMPLES, example_name, f"{example_name}.onnx")
     exe = os.path.join(workdir, "train")
-    cmd = [args.oflow_compile, model, "--target", args.target, "-o", exe, "--lr", str(lr)]
+    cmd = [args.oflow_compile, model, "--target", args.target, "-o", exe, "--lr", str(lr),
+           "--precision", args.precision]
+    if args.loss_scale:
+        cmd += ["--loss-scale", repr(args.loss_scale)]
     cmd += OPTIMIZERS[optimizer]["flags"]
     subprocess.run(cmd, check=True)
     log = os.path.join(workdir, "log.jsonl")
@@ -106,16 +196,24 @@ def main():
     p.add_argument("--optimizer", required=True, choices=sorted(OPTIMIZERS))
     p.add_argument("--target", default="cpu", choices=["cpu", "cuda-emulated"],
                    help="cuda-emulated: the CUDA target's kernels as host loops")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"],
+                   help="bf16|fp16: the reference rounds every GEMM's operands the same way")
+    p.add_argument("--loss-scale", type=float, default=None,
+                   help="initial loss scale (fp16 only; default 65536, GradScaler's)")
     p.add_argument("--steps", type=int, default=24)
     p.add_argument("--rtol", type=float, default=1e-4)
     p.add_argument("--grad-rtol", type=float, default=1e-4)
     args = p.parse_args()
+    if args.precision == "fp16" and args.loss_scale is None:
+        args.loss_scale = 65536.0
+    if args.precision != "fp16" and args.loss_scale is not None:
+        p.error("--loss-scale goes with --precision fp16")
 
     example = load_example(args.example)
     data = example.load_data()
     lr = LR[(args.example, args.optimizer)]
     ref_losses, ref_grads = torch_run(example, data, args.optimizer, lr, args.steps,
-                                      example.BATCH)
+                                      example.BATCH, args.precision, args.loss_scale)
     with tempfile.TemporaryDirectory() as workdir:
         losses, grads = oflow_run(args, args.example, args.optimizer, lr, workdir)
 
@@ -137,18 +235,28 @@ def main():
     # norm, a key bias under softmax: adding a constant changes nothing), so
     # both sides hold rounding noise; measure those against a small fraction
     # of the whole gradient's norm instead of their own.
-    total = float(np.sqrt(sum(float(np.sum(g.astype(np.float64) ** 2))
+    total = float(np.sqrt(sum(float(np.sum(np.where(np.isfinite(g), g, 0).astype(np.float64) ** 2))
                               for g in ref_grads.values())))
     for name, g in ref_grads.items():
         if name not in grads:
             failures.append(f"no first-step gradient dumped for {name}")
             continue
+        finite = np.isfinite(g)
+        if not finite.all():
+            # An overflowed first step (loss scaling): the same elements must
+            # be non-finite on both sides; the rest is compared below.
+            if not np.array_equal(np.isfinite(grads[name]), finite):
+                failures.append(f"gradient of {name}: non-finite elements differ")
+                continue
+            g, mine = np.where(finite, g, 0), np.where(finite, grads[name], 0)
+        else:
+            mine = grads[name]
         denom = max(float(np.linalg.norm(g)), 1e-2 * total, 1e-30)
-        rel = float(np.linalg.norm(grads[name] - g)) / denom
+        rel = float(np.linalg.norm(mine - g)) / denom
         worst_grad = max(worst_grad, rel)
         if rel > args.grad_rtol:
             failures.append(f"gradient of {name}: ||d||/||g|| = {rel:.2e} (||g|| = {np.linalg.norm(g):.3e}, all {total:.3e})")
-    print(f"{args.example}/{args.optimizer}: {len(losses)} steps, loss "
+    print(f"{args.example}/{args.optimizer}/{args.precision}: {len(losses)} steps, loss "
           f"{losses[0] if losses else float('nan'):.4f} -> "
           f"{losses[-1] if losses else float('nan'):.4f} (torch drop {100 * drop:.1f}%), "
           f"max loss rel diff {worst:.2e}, max grad rel diff {worst_grad:.2e}")

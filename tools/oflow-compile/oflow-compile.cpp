@@ -183,6 +183,12 @@ int run(int argc, char **argv) {
                  "steps of the cosine schedule")->group(training);
   app.add_option("--min-lr", t.minLr, "final learning rate of cosine decay")
       ->group(training);
+  app.add_option("--loss-scale", t.lossScale,
+                 "initial dynamic loss scale with --precision fp16 (default "
+                 "65536; halved on each step whose gradients overflow, which "
+                 "is then skipped; doubled after 2000 good steps)")
+      ->check(CLI::PositiveNumber)
+      ->group(training);
 
   try {
     app.parse(static_cast<int>(cliArgs.size()), cliArgs.data());

@@ -50,6 +50,8 @@ struct TrainingOptions {
   int64_t warmupSteps = 0;
   int64_t totalSteps = 0;
   double minLr = 0.0;
+  /// The initial dynamic loss scale under --precision fp16 (GradScaler init_scale).
+  double lossScale = 65536.0;
 };
 
 struct CompileOptions {

@@ -123,6 +123,18 @@ def BuildTrainStep : Pass<"oflow-build-train-step", "::mlir::ModuleOp"> {
     mul, div, min, pow, sqrt, where) and i64 (div, mul, sub, max, compare,
     where), broadcast against the parameters in their own type.
 
+    `loss-scaling` (fp16 mixed precision), `torch.cuda.amp.GradScaler()`
+    with its defaults: the train entry's backward starts from the loss scale
+    `S` (variable `@loss_scale`, initially `loss-scale`, 65536 by default) instead of 1; the
+    gradients are multiplied by `1 / S` before clipping and the optimizer;
+    when any of them holds an inf or NaN the step is skipped (parameters and
+    optimizer state keep their values, the optimizer's step count used for
+    Adam's bias correction, `@loss_scale.applied_steps`, does not advance)
+    and `S` halves; after 2000 good steps in a row (`@loss_scale.good_steps`)
+    `S` doubles. The three variables are optimizer state (0-d, checkpointed,
+    never exported). The schedule still follows `step`. The grads entry is
+    not scaled.
+
     Negative `lr` / `weight-decay` select torch's defaults (lr 1e-3 for
     adam/adamw, 0.01 for sgd; weight decay 0.01 for adamw, else 0).
   }];
@@ -153,6 +165,11 @@ def BuildTrainStep : Pass<"oflow-build-train-step", "::mlir::ModuleOp"> {
            "cosine schedule length in steps (T_max, counting the warm-up)">,
     Option<"minLr", "min-lr", "double", /*default=*/"0.0",
            "cosine schedule floor (eta_min)">,
+    Option<"lossScaling", "loss-scaling", "bool", /*default=*/"false",
+           "dynamic loss scaling (for --precision fp16), as "
+           "torch.cuda.amp.GradScaler with its defaults">,
+    Option<"lossScale", "loss-scale", "double", /*default=*/"65536.0",
+           "the initial loss scale (GradScaler's init_scale)">,
   ];
   let dependentDialects = ["::mlir::oflow::OFlowDialect"];
 }

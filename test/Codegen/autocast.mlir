@@ -1,0 +1,61 @@
+// oflow-autocast: every f32 linalg.matmul / batch_matmul on static tensors
+// reads its two operands rounded (arith.truncf in an elementwise generic)
+// and keeps its f32 output; nothing else changes.
+//
+// RUN: oflow-opt %s -split-input-file -verify-diagnostics -pass-pipeline="builtin.module(func.func(oflow-autocast{precision=bf16}))" | FileCheck %s
+// RUN: oflow-opt %s -split-input-file -verify-diagnostics -pass-pipeline="builtin.module(func.func(oflow-autocast{precision=fp16}))" | FileCheck %s --check-prefix=F16
+// RUN: oflow-opt %s -split-input-file -verify-diagnostics -pass-pipeline="builtin.module(func.func(oflow-autocast{precision=fp32}))" | FileCheck %s --check-prefix=F32
+
+// CHECK-LABEL: func.func @linear
+// CHECK: %[[EA:.*]] = tensor.empty() : tensor<8x32xbf16>
+// CHECK: %[[A:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<8x32xf32>) outs(%[[EA]] : tensor<8x32xbf16>)
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: %[[B:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<32x16xf32>) outs(%{{.*}} : tensor<32x16xbf16>)
+// CHECK: %[[R:.*]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<8x32xbf16>, tensor<32x16xbf16>) outs(%arg2 : tensor<8x16xf32>) -> tensor<8x16xf32>
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[R]] : tensor<8x16xf32>)
+// CHECK-NOT: truncf
+// CHECK: return %[[S]]
+// F16-LABEL: func.func @linear
+// F16: arith.truncf %{{.*}} : f32 to f16
+// F16: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x32xf16>, tensor<32x16xf16>) outs(%arg2 : tensor<8x16xf32>)
+// F32-LABEL: func.func @linear
+// F32-NOT: truncf
+// F32: linalg.matmul ins(%arg0, %arg1 : tensor<8x32xf32>, tensor<32x16xf32>)
+func.func @linear(%x: tensor<8x32xf32>, %w: tensor<32x16xf32>, %init: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %y = linalg.matmul ins(%x, %w : tensor<8x32xf32>, tensor<32x16xf32>) outs(%init : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%y : tensor<8x16xf32>) outs(%init : tensor<8x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @attention_scores
+// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<4x8x16xbf16>, tensor<4x16x8xbf16>) outs(%arg2 : tensor<4x8x8xf32>)
+func.func @attention_scores(%q: tensor<4x8x16xf32>, %kt: tensor<4x16x8xf32>, %init: tensor<4x8x8xf32>) -> tensor<4x8x8xf32> {
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<4x8x16xf32>, tensor<4x16x8xf32>) outs(%init : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
+  return %s : tensor<4x8x8xf32>
+}
+
+// -----
+
+// Left alone: integer GEMMs and a matmul with user-defined indexing maps.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: truncf
+// CHECK: linalg.matmul ins(%arg0, %arg1 : tensor<8x32xi32>, tensor<32x16xi32>)
+// CHECK: linalg.matmul indexing_maps
+// CHECK-SAME: ins(%arg3, %arg4 : tensor<32x8xf32>, tensor<32x16xf32>)
+func.func @left_alone(%a: tensor<8x32xi32>, %b: tensor<32x16xi32>, %c: tensor<8x16xi32>,
+                      %at: tensor<32x8xf32>, %bf: tensor<32x16xf32>, %cf: tensor<8x16xf32>)
+    -> (tensor<8x16xi32>, tensor<8x16xf32>) {
+  %r = linalg.matmul ins(%a, %b : tensor<8x32xi32>, tensor<32x16xi32>) outs(%c : tensor<8x16xi32>) -> tensor<8x16xi32>
+  %t = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
+                                      affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                      affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%at, %bf : tensor<32x8xf32>, tensor<32x16xf32>) outs(%cf : tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %r, %t : tensor<8x16xi32>, tensor<8x16xf32>
+}
