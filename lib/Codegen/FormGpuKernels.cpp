@@ -146,6 +146,130 @@ scf::ParallelOp hoistParallel(scf::ForOp forOp) {
   return outer;
 }
 
+/// A scatter-add, `for (i) { reads; parallel (j) { M[idx] = M[idx] + x } }`
+/// where idx may repeat across i (an embedding's gradient: token i adds its
+/// row into row tokens[i]), becomes `parallel (i, j) { reads;
+/// atomic_rmw addf x, M[idx] }`: one thread per element of the gradient
+/// rather than one per column walking every token. The sum's order then
+/// varies from run to run on the GPU, as PyTorch's atomics-based kernels'
+/// does. Requires: the parallel loop's only write is that store, fed by an
+/// addf of its only load of M at the same indices; the reads before it do
+/// not read M. Returns the new loop, or null.
+scf::ParallelOp atomicScatterAdd(scf::ForOp forOp) {
+  if (forOp.getNumResults())
+    return nullptr;
+  scf::ParallelOp par;
+  SmallVector<memref::LoadOp> reads;
+  for (Operation &op : forOp.getBody()->without_terminator()) {
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      reads.push_back(load);
+      continue;
+    }
+    if (isMemoryEffectFree(&op))
+      continue;
+    if (par || !isa<scf::ParallelOp>(op))
+      return nullptr;
+    par = cast<scf::ParallelOp>(op);
+  }
+  if (!par || par.getNumResults() ||
+      !llvm::all_of(par.getOperands(),
+                    [&](Value v) { return forOp.isDefinedOutsideOfLoop(v); }))
+    return nullptr;
+  memref::StoreOp store;
+  for (Operation &op : par.getBody()->without_terminator()) {
+    if (isa<memref::LoadOp>(op) || isMemoryEffectFree(&op))
+      continue;
+    if (store || !isa<memref::StoreOp>(op))
+      return nullptr;
+    store = cast<memref::StoreOp>(op);
+  }
+  if (!store || !isa<FloatType>(store.getValueToStore().getType()))
+    return nullptr;
+  auto add = store.getValueToStore().getDefiningOp<arith::AddFOp>();
+  if (!add || add->getBlock() != par.getBody())
+    return nullptr;
+  memref::LoadOp old;
+  Value addend;
+  for (auto [mine, other] : {std::pair{add.getLhs(), add.getRhs()},
+                             std::pair{add.getRhs(), add.getLhs()}}) {
+    auto load = mine.getDefiningOp<memref::LoadOp>();
+    if (load && load.getMemRef() == store.getMemRef() &&
+        load.getIndices() == store.getIndices() && load->hasOneUse() &&
+        add->hasOneUse()) {
+      old = load;
+      addend = other;
+      break;
+    }
+  }
+  if (!old || addend.getDefiningOp() == old.getOperation())
+    return nullptr;
+  // Only where the address comes from data read in the loop (a scatter):
+  // a plain column sum is better served by the sequential loop per column.
+  SmallVector<Value> worklist(store.getIndices());
+  worklist.push_back(store.getMemRef());
+  llvm::DenseSet<Operation *> seen;
+  bool dataDependent = false;
+  while (!worklist.empty() && !dataDependent) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || !forOp->isProperAncestor(def) || !seen.insert(def).second)
+      continue;
+    if (isa<memref::LoadOp>(def)) {
+      dataDependent = true;
+      break;
+    }
+    llvm::append_range(worklist, def->getOperands());
+  }
+  if (!dataDependent)
+    return nullptr;
+  // Other loads of M in the loop would see partial sums.
+  std::optional<ByteRange> target = rootRange(store.getMemRef());
+  if (!target)
+    return nullptr;
+  for (memref::LoadOp load : reads) {
+    std::optional<ByteRange> range = rootRange(load.getMemRef());
+    if (!range || range->overlaps(*target))
+      return nullptr;
+  }
+  WalkResult otherRead = par.getBody()->walk([&](memref::LoadOp load) {
+    if (load == old)
+      return WalkResult::advance();
+    std::optional<ByteRange> range = rootRange(load.getMemRef());
+    return !range || range->overlaps(*target) ? WalkResult::interrupt()
+                                              : WalkResult::advance();
+  });
+  if (otherRead.wasInterrupted())
+    return nullptr;
+
+  OpBuilder b(forOp);
+  SmallVector<Value> lbs = {forOp.getLowerBound()}, ubs = {forOp.getUpperBound()},
+                     steps = {forOp.getStep()};
+  llvm::append_range(lbs, par.getLowerBound());
+  llvm::append_range(ubs, par.getUpperBound());
+  llvm::append_range(steps, par.getStep());
+  auto both = scf::ParallelOp::create(b, par.getLoc(), lbs, ubs, steps);
+  Block *body = both.getBody();
+  forOp.getInductionVar().replaceAllUsesWith(body->getArgument(0));
+  for (auto [from, to] : llvm::zip(par.getBody()->getArguments(),
+                                   body->getArguments().drop_front()))
+    from.replaceAllUsesWith(to);
+  // The for body's reads and index math, then the parallel body.
+  Operation *terminator = body->getTerminator();
+  for (Operation &op : llvm::make_early_inc_range(forOp.getBody()->without_terminator()))
+    if (&op != par.getOperation())
+      op.moveBefore(terminator);
+  for (Operation &op : llvm::make_early_inc_range(par.getBody()->without_terminator()))
+    op.moveBefore(terminator);
+  OpBuilder at(store);
+  memref::AtomicRMWOp::create(at, store.getLoc(), arith::AtomicRMWKind::addf,
+                              addend, store.getMemRef(), store.getIndices());
+  store.erase();
+  add.erase();
+  old.erase();
+  par.erase();
+  forOp.erase();
+  return both;
+}
+
 struct FormGpuKernelsPass : impl::FormGpuKernelsBase<FormGpuKernelsPass> {
   using Base::Base;
 
@@ -372,7 +496,8 @@ struct FormGpuKernelsPass : impl::FormGpuKernelsBase<FormGpuKernelsPass> {
       if (failed(distributeIf(ifs.pop_back_val(), ifs)))
         return failure();
     for (auto forOp : llvm::make_early_inc_range(body.getOps<scf::ForOp>()))
-      hoistParallel(forOp);
+      if (!atomicScatterAdd(forOp))
+        hoistParallel(forOp);
     for (auto par : llvm::make_early_inc_range(body.getOps<scf::ParallelOp>()))
       if (failed(launchParallel(par, func)))
         return failure();

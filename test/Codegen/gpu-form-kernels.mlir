@@ -185,3 +185,42 @@ func.func @column_sum(%arena: memref<?xi8>) {
 // CHECK-NEXT: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NEXT: memref.load %{{.*}}[%[[I]], %[[J]]] : memref<8x64xf32>
 // CHECK-NOT: gpu.launch
+
+// -----
+
+// A scatter-add (an embedding's gradient): row tokens[i] of the table gets
+// row i of the gradient. Rows repeat across i, so one thread per element of
+// the gradient adds atomically.
+func.func @scatter_add(%io: memref<?xi8>, %arena: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %c4096 = arith.constant 4096 : index
+  %tokens = memref.view %io[%c0][] : memref<?xi8> to memref<16xi64>
+  %grad = memref.view %arena[%c0][] : memref<?xi8> to memref<16x64xf32>
+  %table = memref.view %arena[%c4096][] : memref<?xi8> to memref<100x64xf32>
+  scf.for %i = %c0 to %c16 step %c1 {
+    %t = memref.load %tokens[%i] : memref<16xi64>
+    %row = arith.index_cast %t : i64 to index
+    scf.parallel (%j) = (%c0) to (%c64) step (%c1) {
+      %g = memref.load %grad[%i, %j] : memref<16x64xf32>
+      %old = memref.load %table[%row, %j] : memref<100x64xf32>
+      %new = arith.addf %old, %g : f32
+      memref.store %new, %table[%row, %j] : memref<100x64xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+// CHECK-LABEL: func.func @scatter_add(
+// CHECK: gpu.launch blocks({{.*}}) in (%{{[a-z0-9]+}} = %c4{{[_0-9]*}}, {{.*}} threads({{.*}}) in (%{{[a-z0-9]+}} = %c256{{[_0-9]*}}, {{.*}} function(@scatter_add_k0)
+// CHECK: %[[ID:.*]] = arith.addi
+// CHECK: %[[J:.*]] = arith.remui %[[ID]], %c64
+// CHECK: %[[I:.*]] = arith.divui %[[ID]], %c64
+// CHECK: %[[T:.*]] = memref.load %{{.*}}[%[[I]]] : memref<16xi64>
+// CHECK: %[[ROW:.*]] = arith.index_cast %[[T]] : i64 to index
+// CHECK: %[[G:.*]] = memref.load %{{.*}}[%[[I]], %[[J]]] : memref<16x64xf32>
+// CHECK: memref.atomic_rmw addf %[[G]], %{{.*}}[%[[ROW]], %[[J]]] : (f32, memref<100x64xf32>) -> f32
+// CHECK-NOT: scf.for
+// CHECK: gpu.terminator
