@@ -33,7 +33,7 @@ PY=""
 KEEP=0
 PROFILE=1
 PROFILE_STEPS=2
-PROFILE_S=40
+PROFILE_S=25
 ONLY=""
 while (($#)); do
   case "$1" in
@@ -145,7 +145,7 @@ C=(bench/gpu_check.py --bundle "$BUNDLE" --res "$RES" --device "$DEVICE")
 if ((DRY)); then
   G2STEPS=5; G2WARM=2; EXT=60; G2T=60
 else
-  G2STEPS=13; G2WARM=3; EXT=50; G2T=75
+  G2STEPS=13; G2WARM=3; EXT=50; G2T=50
 fi
 has_exe() { [ -x "$BUNDLE/bin/$1" ]; }
 
