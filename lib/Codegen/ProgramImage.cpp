@@ -135,9 +135,15 @@ FailureOr<ProgramImage> extractProgramImage(ModuleOp module,
   // Large models: the executable reads the initial values from the model
   // file (checked against the expected dtypes and shapes) rather than
   // carrying them.
+  // Optimizer state (the loss scaler's initial scale) is never in the model
+  // file: its initial values are always embedded.
+  auto fromModel = [](mlir::oflow::VariableOp var) {
+    return var.getModelName() &&
+           var.getRole() != mlir::oflow::VariableRole::optimizer;
+  };
   int64_t initBytes = 0;
   for (auto var : module.getOps<mlir::oflow::VariableOp>())
-    if (var.getInitialValueAttr() && var.getModelName())
+    if (var.getInitialValueAttr() && fromModel(var))
       initBytes += cast<RankedTensorType>(var.getType()).getNumElements() *
                    elementBytes(cast<RankedTensorType>(var.getType()).getElementType());
   bool fromFile = !info.weightsFile.empty() && initBytes > info.embedLimit;
@@ -154,7 +160,7 @@ FailureOr<ProgramImage> extractProgramImage(ModuleOp module,
                              "oflow-bind-program-interface first");
     int64_t initOffset = -1;
     auto init = var.getInitialValueAttr();
-    if (fromFile && var.getModelName())
+    if (fromFile && fromModel(var))
       init = nullptr; // read from the model file at start
     if (init) {
       // Zero splats need no bytes: the runtime zero-fills.

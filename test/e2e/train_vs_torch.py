@@ -166,6 +166,8 @@ def oflow_run(args, example_name, optimizer, lr, workdir):
            "--precision", args.precision]
     if args.loss_scale:
         cmd += ["--loss-scale", repr(args.loss_scale)]
+    if args.weights_from_file:
+        cmd += ["--embed-weights-limit", "0"]
     cmd += OPTIMIZERS[optimizer]["flags"]
     subprocess.run(cmd, check=True)
     log = os.path.join(workdir, "log.jsonl")
@@ -200,6 +202,8 @@ def main():
                    help="bf16|fp16: the reference rounds every GEMM's operands the same way")
     p.add_argument("--loss-scale", type=float, default=None,
                    help="initial loss scale (fp16 only; default 65536, GradScaler's)")
+    p.add_argument("--weights-from-file", action="store_true",
+                   help="the executable reads the initial weights from the model file")
     p.add_argument("--steps", type=int, default=24)
     p.add_argument("--rtol", type=float, default=1e-4)
     p.add_argument("--grad-rtol", type=float, default=1e-4)
