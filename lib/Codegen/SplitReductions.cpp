@@ -9,7 +9,8 @@
 //   partial[k, out...] = reduce over the rest  (k x more threads, 1/k the loop)
 //   out[out...]        = combine(out, reduce over k of partial)
 //
-// by splitting one reduction loop of extent N into k x N/k (k divides N):
+// by splitting one reduction loop of extent N into k x N/k (k divides N; the
+// largest such k up to the thread target, else the smallest up to 8x it):
 // the outer part becomes a new, outermost parallel loop. The combiner must
 // be the single op that folds the accumulator (arith add/mul/max/min and
 // friends, with a neutral element). Floating-point sums are re-associated,
@@ -48,6 +49,14 @@ int64_t largestDivisorAtMost(int64_t n, int64_t limit) {
   return 1;
 }
 
+/// The smallest divisor of `n` in [from, to], or 1.
+int64_t smallestDivisorIn(int64_t n, int64_t from, int64_t to) {
+  for (int64_t d = std::max<int64_t>(from, 2); d <= std::min(n, to); ++d)
+    if (n % d == 0)
+      return d;
+  return 1;
+}
+
 /// Whether `op` can be split, and how: tensors, static loops, one output
 /// with one combiner that has a neutral element, and inputs that index the
 /// split loop only as a plain dimension.
@@ -78,6 +87,9 @@ std::optional<Split> chooseSplit(linalg::GenericOp op, int64_t targetThreads,
     return std::nullopt;
   int64_t want = llvm::divideCeil(targetThreads, parallel);
   int64_t limit = std::min(want, reduction / minChunk);
+  // Without a divisor up to `want` (a 50257-wide vocabulary is 29 x 1733),
+  // overshoot the thread target up to 8x rather than not split.
+  int64_t overshoot = std::min(8 * want, reduction / minChunk);
   Split best;
   for (unsigned d : reductionDims) {
     // Every operand must index loop d as a plain dimension, or not at all.
@@ -90,6 +102,8 @@ std::optional<Split> chooseSplit(linalg::GenericOp op, int64_t targetThreads,
     if (!plain)
       continue;
     int64_t k = largestDivisorAtMost(ranges[d], limit);
+    if (k < 2)
+      k = smallestDivisorIn(ranges[d], limit + 1, overshoot);
     if (k > best.k)
       best = {d, k};
   }

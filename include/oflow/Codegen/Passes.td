@@ -91,7 +91,9 @@ def SplitReductions : Pass<"oflow-split-reductions", "mlir::func::FuncOp"> {
     `linalg.generic` on tensors with static loops, one output and one
     combiner with a neutral element (add, mul, max, min, ...), whose parallel
     loops have fewer than `target-threads` points, gets one reduction loop of
-    extent N split into k x N/k (k divides N, N/k >= `min-chunk`): a first
+    extent N split into k x N/k (k divides N, N/k >= `min-chunk`; the
+    largest such k that keeps to `target-threads`, else the smallest that
+    exceeds it by at most 8x): a first
     generic computes k partial results (tensor `k x out`, started from the
     neutral element) with k as a new outermost parallel loop, and a second
     folds them into the original output. Runs before bufferization, so the
