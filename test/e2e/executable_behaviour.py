@@ -99,6 +99,24 @@ def main():
         check(checkpoint_bytes(straight) == checkpoint_bytes(first),
               "the final checkpoints are byte-identical (index and shards)")
 
+        # The same with fp16 loss scaling started so high that the first
+        # steps overflow: the scaler's state (scale, good and applied steps)
+        # is in the checkpoint too.
+        exe16 = os.path.join(work, "train16")
+        subprocess.run([args.oflow_compile, os.path.join(MLP, "mlp.onnx"), "--target", "cpu",
+                        "-q", "-o", exe16, "--optimizer", "adamw", "--lr", "0.01",
+                        "--precision", "fp16", "--loss-scale", "1e9"], check=True)
+        s16, f16 = os.path.join(work, "straight16"), os.path.join(work, "first16")
+        r = run([exe16, "--steps", "20", "--log-json", s16 + ".jsonl"] + data)
+        r1 = run([exe16, "--steps", "10", "--log-json", f16 + ".jsonl", "--save", f16] + data)
+        r2 = run([exe16, "--steps", "10", "--log-json", f16 + "-2.jsonl", "--resume", f16] + data)
+        check(r.returncode == 0 and r1.returncode == 0 and r2.returncode == 0,
+              "fp16 loss-scaled runs")
+        a16 = losses(s16 + ".jsonl")
+        b16 = losses(f16 + ".jsonl") + losses(f16 + "-2.jsonl")
+        check(len(a16) == 20 and a16 == b16,
+              "fp16 with loss scaling: 10 + save + resume 10 == 20 straight, bit for bit")
+
         # Export after 5 steps == torch after 5 steps.
         out = os.path.join(work, "trained.onnx")
         r = run([exe, "--steps", "5", "--export", out] + data)
