@@ -17,6 +17,46 @@ int64_t HostTensor::rowBytes() const {
   return n;
 }
 
+std::string readFileRange(const std::string &path, int64_t offset,
+                          int64_t length, uint64_t *fileSize) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw Error(path + ": cannot open: " + errnoText());
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::string why = S_ISDIR(st.st_mode) ? "is a directory" : errnoText();
+    ::close(fd);
+    throw Error(path + ": cannot read: " + why);
+  }
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (fileSize)
+    *fileSize = size;
+  if (offset < 0 || static_cast<uint64_t>(offset) > size ||
+      (length >= 0 && static_cast<uint64_t>(offset) + static_cast<uint64_t>(length) > size)) {
+    ::close(fd);
+    throw Error(path + ": too short: " + std::to_string(size) + " bytes, wanted offset " +
+                std::to_string(offset) + " length " + std::to_string(length));
+  }
+  std::string data(length >= 0 ? static_cast<size_t>(length)
+                               : static_cast<size_t>(size - offset),
+                   '\0');
+  size_t got = 0;
+  while (got < data.size()) {
+    ssize_t n = ::pread(fd, data.data() + got, data.size() - got,
+                        static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      std::string why = n < 0 ? errnoText() : "the file shrank while it was read";
+      ::close(fd);
+      throw Error(path + ": read failed: " + why);
+    }
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return data;
+}
+
 std::string readFile(const std::string &path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)

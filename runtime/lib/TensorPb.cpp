@@ -87,14 +87,19 @@ std::string readExternal(const TensorProto &p, const std::string &path,
     throw Error(path + ": external data location '" + location +
                 "' must be a relative path inside the model's folder");
   std::string file = dir + "/" + location;
-  std::string bytes = readFile(file);
-  if (offset < 0 || static_cast<uint64_t>(offset) > bytes.size() ||
-      (length >= 0 &&
-       static_cast<uint64_t>(offset + length) > bytes.size()))
+  // Only the tensor's range: a model's initializers share one data file, and
+  // reading it whole for each of them made GPT-2 small (208 tensors, 510 MB)
+  // start in minutes.
+  uint64_t size = 0;
+  try {
+    return readFileRange(file, offset, length, &size);
+  } catch (const Error &e) {
+    if (std::string(e.what()).find(": too short") == std::string::npos)
+      throw;
     throw Error(file + ": too short for " + path + " (offset " +
                 std::to_string(offset) + ", length " + std::to_string(length) +
-                ", file " + std::to_string(bytes.size()) + " bytes)");
-  return length >= 0 ? bytes.substr(offset, length) : bytes.substr(offset);
+                ", file " + std::to_string(size) + " bytes)");
+  }
 }
 } // namespace
 
