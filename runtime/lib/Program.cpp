@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <sys/mman.h>
 
 // The generated symbols are weak: a program object without one still links,
 // and the runtime reports what is missing (an address of 0).
@@ -50,16 +51,35 @@ Manifest loadManifest(const std::string &exe, bool noMpi) {
 }
 } // namespace
 
-AlignedBuffer::AlignedBuffer(int64_t size) : storage(nullptr, std::free) {
+void AlignedBuffer::Release::operator()(uint8_t *p) const {
+  if (mappedBytes)
+    ::munmap(p, mappedBytes);
+  else
+    std::free(p);
+}
+
+AlignedBuffer::AlignedBuffer(int64_t size) : storage(nullptr, Release{0}) {
   // Never zero bytes: generated code may take the address of an empty buffer.
   size_t rounded = (static_cast<size_t>(size) + 63) / 64 * 64;
   if (rounded == 0)
     rounded = 64;
-  void *p = std::aligned_alloc(64, rounded);
-  if (!p)
-    throw Error("out of memory allocating " + std::to_string(size) + " bytes");
-  std::memset(p, 0, rounded);
-  storage.reset(static_cast<uint8_t *>(p));
+  constexpr size_t kMapAbove = size_t(1) << 20;
+  void *p = nullptr;
+  size_t mapped = 0;
+  if (rounded >= kMapAbove) {
+    p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      throw Error("out of memory allocating " + std::to_string(size) + " bytes");
+    mapped = rounded; // zero-filled by the kernel, page-aligned
+  } else {
+    p = std::aligned_alloc(64, rounded);
+    if (!p)
+      throw Error("out of memory allocating " + std::to_string(size) + " bytes");
+    std::memset(p, 0, rounded);
+  }
+  storage = std::unique_ptr<uint8_t, Release>(static_cast<uint8_t *>(p),
+                                              Release{mapped});
   desc = {storage.get(), storage.get(), 0, size, 1};
 }
 

@@ -28,7 +28,14 @@ public:
   oflow_buffer *descriptor() { return &desc; }
 
 private:
-  std::unique_ptr<uint8_t, void (*)(void *)> storage;
+  /// free() for small buffers; munmap() for large ones, which are mapped
+  /// anonymous memory: zero pages the kernel supplies when first touched, so
+  /// a 17 GB arena costs nothing until the program uses it.
+  struct Release {
+    size_t mappedBytes;
+    void operator()(uint8_t *p) const;
+  };
+  std::unique_ptr<uint8_t, Release> storage;
   oflow_buffer desc;
 };
 
