@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "oflow/Codegen/Passes.h"
 #include "oflow/Codegen/DeclareFunction.h"
+#include "oflow/Codegen/RuntimeDtype.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
@@ -53,7 +54,6 @@ BlasMatrix describe(OpBuilder &b, Location loc, Value memref) {
 /// The runtime's OFLOW_DT_* code of the GEMM's A and B (f32, or bf16/f16
 /// under --precision, C always f32) when the op maps onto a BLAS call, else
 /// nullopt.
-enum : int64_t { kDtF32 = 0, kDtBf16 = 5, kDtF16 = 6 }; // oflow_rt/abi.h
 template <typename OpT>
 std::optional<int64_t> blasOperandType(OpT op) {
   if (op.hasUserDefinedMaps() || !op.hasPureBufferSemantics())
@@ -65,15 +65,10 @@ std::optional<int64_t> blasOperandType(OpT op) {
       return std::nullopt;
     elems.push_back(type.getElementType());
   }
-  if (!elems[2].isF32() || elems[0] != elems[1])
+  if (!elems[2].isF32() || elems[0] != elems[1] ||
+      !isa<Float32Type, BFloat16Type, Float16Type>(elems[0]))
     return std::nullopt;
-  if (elems[0].isF32())
-    return kDtF32;
-  if (elems[0].isBF16())
-    return kDtBf16;
-  if (elems[0].isF16())
-    return kDtF16;
-  return std::nullopt;
+  return runtimeDtype(elems[0]);
 }
 
 struct LinalgToBlasPass : impl::LinalgToBlasBase<LinalgToBlasPass> {
@@ -108,7 +103,7 @@ struct LinalgToBlasPass : impl::LinalgToBlasBase<LinalgToBlasPass> {
       Value one = arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                                  llvm::APFloat(1.0f));
       SmallVector<Value> args;
-      if (dtype != kDtF32)
+      if (dtype != OFLOW_DT_F32)
         args.push_back(arith::ConstantIntOp::create(b, loc, dtype, 64));
       if (batched)
         args.push_back(dim(c, 0));
@@ -125,7 +120,7 @@ struct LinalgToBlasPass : impl::LinalgToBlasBase<LinalgToBlasPass> {
       SmallVector<Type> types;
       for (Value v : args)
         types.push_back(v.getType());
-      StringRef name = dtype == kDtF32
+      StringRef name = dtype == OFLOW_DT_F32
                            ? (batched ? "oflow_rt_sgemm_batched" : "oflow_rt_sgemm")
                            : (batched ? "oflow_rt_gemm_lowp_batched"
                                       : "oflow_rt_gemm_lowp");

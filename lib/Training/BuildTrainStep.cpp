@@ -21,8 +21,6 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
-#include <numeric>
-
 namespace oflow {
 #define GEN_PASS_DEF_BUILDTRAINSTEP
 #include "oflow/Training/Passes.h.inc"
@@ -102,12 +100,7 @@ static Value scaleBackward(func::FuncOp fn, const LossScalerVariables &vars,
   Value probe = sb.constant(0.0, b.getF32Type());
   for (Value &g : grads) {
     Type elem = elementTypeOf(g);
-    Value zeroed = sb.mul(g, sb.constant(0.0, elem));
-    SmallVector<int64_t> axes(cast<RankedTensorType>(g.getType()).getRank());
-    std::iota(axes.begin(), axes.end(), 0);
-    Value sum = axes.empty() ? zeroed
-                             : Value(of::ReduceSumOp::create(b, sb.location(), zeroed,
-                                                             axes, /*keepdims=*/false));
+    Value sum = sb.sumAll(sb.mul(g, sb.constant(0.0, elem)));
     probe = sb.add(probe, sb.cast(sum, b.getF32Type()));
     g = sb.mul(g, sb.cast(inverse, elem));
   }

@@ -63,12 +63,11 @@ Value ScalarBuilder::where(Value condition, Value lhs, Value rhs) {
   return of::WhereOp::create(b, loc, condition, lhs, rhs);
 }
 
-Value ScalarBuilder::sumOfSquares(Value value) {
-  Value squares = mul(value, value);
+Value ScalarBuilder::sumAll(Value value) {
   int64_t rank = mlir::cast<ShapedType>(value.getType()).getRank();
   if (rank == 0)
-    return squares;
+    return value;
   SmallVector<int64_t> axes(rank);
   std::iota(axes.begin(), axes.end(), 0);
-  return of::ReduceSumOp::create(b, loc, squares, axes, /*keepdims=*/false);
+  return of::ReduceSumOp::create(b, loc, value, axes, /*keepdims=*/false);
 }

@@ -42,8 +42,10 @@ public:
                       mlir::Value rhs);
   mlir::Value where(mlir::Value condition, mlir::Value lhs, mlir::Value rhs);
 
+  /// The sum over all elements, a 0-d tensor (`value` itself when 0-d).
+  mlir::Value sumAll(mlir::Value value);
   /// sum(value * value) over all elements, a 0-d tensor.
-  mlir::Value sumOfSquares(mlir::Value value);
+  mlir::Value sumOfSquares(mlir::Value value) { return sumAll(mul(value, value)); }
 
 private:
   mlir::OpBuilder &b;

@@ -18,7 +18,7 @@ int64_t HostTensor::rowBytes() const {
 }
 
 std::string readFileRange(const std::string &path, int64_t offset,
-                          int64_t length, uint64_t *fileSize) {
+                          int64_t length, const std::string &forWhat) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     throw Error(path + ": cannot open: " + errnoText());
@@ -29,13 +29,12 @@ std::string readFileRange(const std::string &path, int64_t offset,
     throw Error(path + ": cannot read: " + why);
   }
   uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (fileSize)
-    *fileSize = size;
   if (offset < 0 || static_cast<uint64_t>(offset) > size ||
       (length >= 0 && static_cast<uint64_t>(offset) + static_cast<uint64_t>(length) > size)) {
     ::close(fd);
-    throw Error(path + ": too short: " + std::to_string(size) + " bytes, wanted offset " +
-                std::to_string(offset) + " length " + std::to_string(length));
+    throw Error(path + ": too short for " + forWhat + " (offset " +
+                std::to_string(offset) + ", length " + std::to_string(length) +
+                ", file " + std::to_string(size) + " bytes)");
   }
   std::string data(length >= 0 ? static_cast<size_t>(length)
                                : static_cast<size_t>(size - offset),

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "oflow/Codegen/DeclareFunction.h"
+#include "oflow/Codegen/RuntimeDtype.h"
 #include "LoweringUtils.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -21,19 +22,11 @@ namespace oflow::lowering {
 namespace {
 namespace of = mlir::oflow;
 
-/// The ABI's dtype code (OFLOW_DT_*), or -1.
+/// The ABI's dtype code of what collectives carry (f32, f64, i32, i64, i8
+/// and bool; the runtime's MPI and NCCL paths have no 16-bit floats), or -1.
 int64_t dtypeCode(Type type) {
-  if (type.isF32())
-    return 0;
-  if (type.isF64())
-    return 1;
-  if (type.isInteger(32))
-    return 2;
-  if (type.isInteger(64))
-    return 3;
-  if (type.isInteger(8) || type.isInteger(1))
-    return 4;
-  return -1;
+  std::optional<int64_t> code = runtimeDtype(type);
+  return code && *code <= OFLOW_DT_I8 ? *code : -1;
 }
 
 std::string dtypeSuffix(Type type) {

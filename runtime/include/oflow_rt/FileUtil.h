@@ -10,10 +10,11 @@ namespace oflow_rt {
 /// The whole file; an Error naming it when it cannot be read.
 std::string readFile(const std::string &path);
 /// Bytes [offset, offset + length) of a regular file (length < 0: to the
-/// end); `fileSize` receives the file's size. Throws oflow_rt::Error naming
-/// the file when it cannot be read or is shorter than the range.
+/// end). Throws oflow_rt::Error naming the file when it cannot be read, and
+/// "<path>: too short for <forWhat> (offset, length, file size)" when it
+/// does not hold the range.
 std::string readFileRange(const std::string &path, int64_t offset,
-                          int64_t length, uint64_t *fileSize = nullptr);
+                          int64_t length, const std::string &forWhat);
 
 /// Writes `path` so that a reader sees the old content or the new one, never
 /// a mix: `path`.tmp is written and fsynced, renamed over `path`, and the
