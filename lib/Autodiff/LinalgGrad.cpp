@@ -23,6 +23,18 @@ Value matmulGradB(GradBuilder &b, Value g, Value aMat, bool ta, bool tb) {
   return b.op<MatmulOp>(g, aMat, true, ta);
 }
 
+/// dB of X [..., M, K] @ W [K, N] (a weight shared by every batch): the sum
+/// over the batch of X^T @ g is one GEMM contracting over batch and rows,
+/// X as [B*M, K] and g as [B*M, N] (what PyTorch's linear backward does),
+/// rather than a batched GEMM, its [..., K, N] result and a reduction.
+Value sharedWeightGrad(GradBuilder &b, Value g, Value x, bool tb) {
+  ArrayRef<int64_t> xs = shapeOf(x), gs = shapeOf(g);
+  int64_t rows = ShapedType::getNumElements(xs.drop_back());
+  Value x2 = b.reshape(x, {rows, xs.back()});
+  Value g2 = b.reshape(g, {rows, gs.back()});
+  return matmulGradB(b, g2, x2, /*ta=*/false, tb);
+}
+
 void registerMatmul(GradRegistry &r) {
   r.add<MatmulOp>([](MatmulOp op, GradArgs &a) {
     GradBuilder &b = a.b;
@@ -30,8 +42,13 @@ void registerMatmul(GradRegistry &r) {
     bool ta = op.getTransposeA(), tb = op.getTransposeB();
     if (a.needs(0))
       a.set(0, b.reduceTo(matmulGradA(b, g, y, ta, tb), shapeOf(x)));
-    if (a.needs(1))
-      a.set(1, b.reduceTo(matmulGradB(b, g, x, ta, tb), shapeOf(y)));
+    if (a.needs(1)) {
+      bool shared = shapeOf(y).size() == 2 && shapeOf(x).size() > 2 && !ta &&
+                    !ShapedType::isDynamicShape(shapeOf(x)) &&
+                    !ShapedType::isDynamicShape(shapeOf(g));
+      a.set(1, shared ? sharedWeightGrad(b, g, x, tb)
+                      : b.reduceTo(matmulGradB(b, g, x, ta, tb), shapeOf(y)));
+    }
     return success();
   });
   // alpha * op(A) @ op(B) + beta * C, C broadcast to [M, N].

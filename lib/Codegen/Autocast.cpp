@@ -51,12 +51,6 @@ bool isF32Gemm(linalg::LinalgOp op) {
   if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) ||
       !op.hasPureTensorSemantics())
     return false;
-  if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation());
-      mm && mm.hasUserDefinedMaps())
-    return false;
-  if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation());
-      bmm && bmm.hasUserDefinedMaps())
-    return false;
   return llvm::all_of(op->getOperands(), [](Value v) {
     auto type = dyn_cast<RankedTensorType>(v.getType());
     return type && type.hasStaticShape() && type.getElementType().isF32();
@@ -90,13 +84,21 @@ struct AutocastPass : impl::AutocastBase<AutocastPass> {
       Value a = round(b, loc, op->getOperand(0), type);
       Value bm = round(b, loc, op->getOperand(1), type);
       Value c = op->getOperand(2);
+      // The same op on the rounded operands, with its indexing maps
+      // (transposed operands); its body widens them to f32.
       Operation *gemm;
-      if (isa<linalg::MatmulOp>(op))
-        gemm = linalg::MatmulOp::create(b, loc, TypeRange{c.getType()},
-                                        ValueRange{a, bm}, ValueRange{c});
-      else
-        gemm = linalg::BatchMatmulOp::create(b, loc, TypeRange{c.getType()},
-                                             ValueRange{a, bm}, ValueRange{c});
+      if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
+        auto rounded = linalg::MatmulOp::create(b, loc, TypeRange{c.getType()},
+                                                ValueRange{a, bm}, ValueRange{c});
+        rounded.setIndexingMapsAttr(mm.getIndexingMaps());
+        gemm = rounded;
+      } else {
+        auto bmm = cast<linalg::BatchMatmulOp>(op.getOperation());
+        auto rounded = linalg::BatchMatmulOp::create(
+            b, loc, TypeRange{c.getType()}, ValueRange{a, bm}, ValueRange{c});
+        rounded.setIndexingMapsAttr(bmm.getIndexingMaps());
+        gemm = rounded;
+      }
       op->replaceAllUsesWith(gemm->getResults());
       op->erase();
     }

@@ -11,6 +11,8 @@
 #include "oflow/Codegen/RuntimeDtype.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace oflow {
@@ -53,10 +55,9 @@ BlasMatrix describe(OpBuilder &b, Location loc, Value memref) {
 
 /// The runtime's OFLOW_DT_* code of the GEMM's A and B (f32, or bf16/f16
 /// under --precision, C always f32) when the op maps onto a BLAS call, else
-/// nullopt.
-template <typename OpT>
-std::optional<int64_t> blasOperandType(OpT op) {
-  if (op.hasUserDefinedMaps() || !op.hasPureBufferSemantics())
+/// nullopt. (Its indexing maps are checked by transposeFlags.)
+std::optional<int64_t> blasOperandType(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics())
     return std::nullopt;
   SmallVector<Type> elems;
   for (Value v : op->getOperands()) {
@@ -71,22 +72,73 @@ std::optional<int64_t> blasOperandType(OpT op) {
   return runtimeDtype(elems[0]);
 }
 
+/// Whether a (batch_)matmul reads A and B transposed, from its indexing
+/// maps; none when they are neither the default nor transposed ones.
+std::optional<std::pair<bool, bool>> transposeFlags(linalg::LinalgOp op) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  bool batched = isa<linalg::BatchMatmulOp>(op);
+  unsigned first = batched ? 1 : 0;
+  unsigned m = first, n = first + 1, k = first + 2;
+  auto map = [&](unsigned r, unsigned c) {
+    SmallVector<AffineExpr> results;
+    if (batched)
+      results.push_back(getAffineDimExpr(0, op->getContext()));
+    results.append({getAffineDimExpr(r, op->getContext()),
+                    getAffineDimExpr(c, op->getContext())});
+    return AffineMap::get(first + 3, 0, results, op->getContext());
+  };
+  if (maps.size() != 3 || maps[2] != map(m, n))
+    return std::nullopt;
+  auto flag = [&](AffineMap actual, AffineMap plain,
+                  AffineMap transposed) -> std::optional<bool> {
+    if (actual == plain)
+      return false;
+    if (actual == transposed)
+      return true;
+    return std::nullopt;
+  };
+  std::optional<bool> ta = flag(maps[0], map(m, k), map(k, m));
+  std::optional<bool> tb = flag(maps[1], map(k, n), map(n, k));
+  if (!ta || !tb)
+    return std::nullopt;
+  return std::make_pair(*ta, *tb);
+}
+
+/// The zero fill of `gemm`'s output C right before it (only ops without
+/// memory effects in between), which the call's beta = 0 makes redundant.
+linalg::FillOp zeroFillOfOutput(Operation *gemm) {
+  Value c = gemm->getOperand(2);
+  Operation *prev = gemm->getPrevNode();
+  while (prev && isMemoryEffectFree(prev))
+    prev = prev->getPrevNode();
+  auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
+  if (!fill || !fill.hasPureBufferSemantics() || fill.getOutputs()[0] != c ||
+      !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+    return {};
+  return fill;
+}
+
 struct LinalgToBlasPass : impl::LinalgToBlasBase<LinalgToBlasPass> {
   void runOnOperation() override {
     // A module pass: it declares the runtime functions in the module, which
     // function passes running in parallel must not do.
     ModuleOp module = getOperation();
-    SmallVector<std::pair<Operation *, int64_t>> gemms;
+    struct Gemm {
+      Operation *op;
+      int64_t dtype;
+      bool ta, tb;
+    };
+    SmallVector<Gemm> gemms;
     module.walk([&](Operation *op) {
-      std::optional<int64_t> dtype;
-      if (auto mm = dyn_cast<linalg::MatmulOp>(op))
-        dtype = blasOperandType(mm);
-      if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op))
-        dtype = blasOperandType(bmm);
-      if (dtype)
-        gemms.push_back({op, *dtype});
+      if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
+        return;
+      std::optional<int64_t> dtype = blasOperandType(cast<linalg::LinalgOp>(op));
+      if (!dtype)
+        return;
+      if (auto flags = transposeFlags(cast<linalg::LinalgOp>(op)))
+        gemms.push_back({op, *dtype, flags->first, flags->second});
     });
-    for (auto [op, dtype] : gemms) {
+    for (auto [op, dtype, ta, tb] : gemms) {
       OpBuilder b(op);
       Location loc = op->getLoc();
       auto dim = [&](Value v, int64_t d) {
@@ -99,22 +151,33 @@ struct LinalgToBlasPass : impl::LinalgToBlasBase<LinalgToBlasPass> {
       int r = batched ? 1 : 0;
       BlasMatrix A = describe(b, loc, a), B = describe(b, loc, bm),
                  C = describe(b, loc, c);
-      Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
+      auto flag = [&](bool set) {
+        return arith::ConstantIntOp::create(b, loc, set ? 1 : 0, 64).getResult();
+      };
       Value one = arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                                  llvm::APFloat(1.0f));
+      // C = op(A) op(B) rather than C += ...: BLAS then never reads C.
+      Value beta = one;
+      if (linalg::FillOp fill = zeroFillOfOutput(op)) {
+        fill->erase();
+        beta = arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                              llvm::APFloat(0.0f));
+      }
       SmallVector<Value> args;
       if (dtype != OFLOW_DT_F32)
         args.push_back(arith::ConstantIntOp::create(b, loc, dtype, 64));
       if (batched)
         args.push_back(dim(c, 0));
-      args.append({zero, zero, dim(c, r), dim(c, r + 1), dim(a, r + 1), one,
+      // K: the columns of A, or its rows when A is stored transposed.
+      args.append({flag(ta), flag(tb), dim(c, r), dim(c, r + 1),
+                   dim(a, ta ? r : r + 1), one,
                    A.pointer, A.leading});
       if (batched)
         args.push_back(A.batch);
       args.append({B.pointer, B.leading});
       if (batched)
         args.push_back(B.batch);
-      args.append({one, C.pointer, C.leading});
+      args.append({beta, C.pointer, C.leading});
       if (batched)
         args.push_back(C.batch);
       SmallVector<Type> types;

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -21,7 +22,8 @@ static void addTextual(OpPassManager &pm, StringRef pipeline) {
 void addBufferizePipeline(OpPassManager &pm, bool gpu) {
   addTextual(pm, gpu ? "func.func(oflow-fuse-elementwise,oflow-split-reductions)"
                      : "func.func(oflow-fuse-elementwise)");
-  addTextual(pm, "canonicalize,cse,"
+  // Fills are duplicated after the last CSE, which would merge them again.
+  addTextual(pm, "canonicalize,cse,func.func(oflow-duplicate-init-fills),"
                  "one-shot-bufferize{bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map},"
                  "canonicalize,cse");
@@ -31,17 +33,30 @@ void addBufferizePipeline(OpPassManager &pm, bool gpu) {
   pm.addNestedPass<func::FuncOp>(createExpandStridedCopies());
 }
 
-void addLowerToLlvmPipeline(OpPassManager &pm) {
-  addTextual(pm, "func.func(oflow-lower-reductions,oflow-vectorize-elementwise,"
-                 "convert-linalg-to-loops,convert-vector-to-scf{full-unroll},"
-                 "lower-vector-mask),oflow-vector-math-to-libmvec,"
+void addLowerToLlvmPipeline(OpPassManager &pm, StringRef lineInfoIr) {
+  // Every op lowered from a linalg op keeps its location, so the line of the
+  // linalg op in the snapshot names all the loops it becomes.
+  if (!lineInfoIr.empty()) {
+    LocationSnapshotOptions snapshot;
+    snapshot.fileName = lineInfoIr.str();
+    pm.addPass(createLocationSnapshot(snapshot));
+  }
+  addTextual(pm, "oflow-vectorize-elementwise,"
+                 "func.func(oflow-lower-reductions,convert-linalg-to-loops,"
+                 "lower-vector-multi-reduction{lowering-strategy=inner-reduction},"
+                 "convert-vector-to-scf{full-unroll},lower-vector-mask),"
+                 "oflow-vector-math-to-libmvec,"
                  "expand-strided-metadata,"
                  "lower-affine,func.func(convert-scf-to-cf,"
                  // bf16 <-> f32 as integer ops (x86 has no such conversion
                  // without AVX512-BF16, and no libcall is guaranteed).
                  "arith-expand{include-bf16=true}),convert-math-to-llvm,"
-                 "convert-math-to-libm,convert-vector-to-llvm,convert-to-llvm,"
+                 "convert-math-to-libm,convert-vector-to-llvm{reassociate-fp-reductions},"
+                 "convert-to-llvm,"
                  "reconcile-unrealized-casts");
+  if (!lineInfoIr.empty())
+    addTextual(pm, "ensure-debug-info-scope-on-llvm-func{"
+                   "emission-kind=LineTablesOnly}");
 }
 
 std::string cudaToolkitPath() {

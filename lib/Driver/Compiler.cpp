@@ -271,7 +271,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
         if (cuda)
           addGpuLowerToLlvmPipeline(pm, toolkit);
         else
-          addLowerToLlvmPipeline(pm);
+          addLowerToLlvmPipeline(pm, options.lineInfoIr);
         return success();
       })))
     return 1;

@@ -43,13 +43,16 @@ func.func @attention_scores(%q: tensor<4x8x16xf32>, %kt: tensor<4x16x8xf32>, %in
 
 // -----
 
-// Left alone: integer GEMMs and a matmul with user-defined indexing maps.
-// CHECK-LABEL: func.func @left_alone
-// CHECK-NOT: truncf
+// Integer GEMMs are left alone; a matmul reading A transposed (indexing
+// maps) is rounded and keeps its maps.
+// CHECK-DAG: #[[AT:.*]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// CHECK-LABEL: func.func @integer_and_transposed
 // CHECK: linalg.matmul ins(%arg0, %arg1 : tensor<8x32xi32>, tensor<32x16xi32>)
-// CHECK: linalg.matmul indexing_maps
-// CHECK-SAME: ins(%arg3, %arg4 : tensor<32x8xf32>, tensor<32x16xf32>)
-func.func @left_alone(%a: tensor<8x32xi32>, %b: tensor<32x16xi32>, %c: tensor<8x16xi32>,
+// CHECK: %[[A:.*]] = linalg.generic {{.*}} ins(%arg3 : tensor<32x8xf32>)
+// CHECK: arith.truncf
+// CHECK: linalg.matmul indexing_maps = [#[[AT]], #{{.*}}, #{{.*}}]
+// CHECK-SAME: ins(%[[A]], %{{.*}} : tensor<32x8xbf16>, tensor<32x16xbf16>)
+func.func @integer_and_transposed(%a: tensor<8x32xi32>, %b: tensor<32x16xi32>, %c: tensor<8x16xi32>,
                       %at: tensor<32x8xf32>, %bf: tensor<32x16xf32>, %cf: tensor<8x16xf32>)
     -> (tensor<8x16xi32>, tensor<8x16xf32>) {
   %r = linalg.matmul ins(%a, %b : tensor<8x32xi32>, tensor<32x16xi32>) outs(%c : tensor<8x16xi32>) -> tensor<8x16xi32>

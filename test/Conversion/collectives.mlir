@@ -14,7 +14,10 @@
 // CHECK: %[[A:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1]] : tensor<8x12xf32> into tensor<96xf32>
 // CHECK: %[[P1:.*]] = tensor.insert_slice %[[A]] into %[[E]][0] [96] [1]
 // CHECK: %[[P2:.*]] = tensor.insert_slice %arg1 into %[[P1]][96] [4] [1]
-// CHECK: %[[C:.*]] = linalg.copy ins(%[[P2]] : tensor<100xf32>)
+// The staging buffer is an alloc_tensor, which CSE never merges with another
+// collective's (a tensor.empty would be, and so would equal copies).
+// CHECK: %[[S:.*]] = bufferization.alloc_tensor() : tensor<100xf32>
+// CHECK: %[[C:.*]] = linalg.copy ins(%[[P2]] : tensor<100xf32>) outs(%[[S]] : tensor<100xf32>)
 // CHECK: %[[IN:.*]] = bufferization.to_buffer %[[C]] read_only : tensor<100xf32> to memref<100xf32>
 // CHECK: %[[OUT:.*]] = memref.alloc() : memref<100xf32>
 // CHECK-DAG: %[[DT:.*]] = arith.constant 0 : i64

@@ -139,7 +139,8 @@ def main():
         pairs = [([a], [b]) for a, b in itertools.product(one_axis, one_axis)]
         pairs += [(["P(max)"], ["B"]), (["P(max)"], ["S(1)"])]
     else:  # a table of 2-D conversions, including both axes changing
-        table = [("S(0) S(0)", "B S(0)"), ("P(sum) P(sum)", "B B"),
+        table = [("S(0) S(0)", "B S(0)"), ("S(0) S(0)", "S(0) B"),
+                 ("P(sum) P(sum)", "B B"),
                  ("S(0) B", "B S(0)"), ("P(sum) S(1)", "S(0) S(1)"),
                  ("B B", "S(0) S(1)"), ("S(1) S(0)", "S(0) S(1)"),
                  ("S(0) S(1)", "S(1) S(0)"), ("P(sum) P(sum)", "S(0) S(1)"),

@@ -207,6 +207,12 @@ def main():
     p.add_argument("--steps", type=int, default=24)
     p.add_argument("--rtol", type=float, default=1e-4)
     p.add_argument("--grad-rtol", type=float, default=1e-4)
+    p.add_argument("--loose-after", type=int, default=None,
+                   help="steps from this one on are compared with --loose-rtol: "
+                        "bf16 trajectories of two correct implementations drift "
+                        "apart (f32 summation order flips bf16 roundings, which "
+                        "training amplifies)")
+    p.add_argument("--loose-rtol", type=float, default=1e-2)
     args = p.parse_args()
     if args.precision == "fp16" and args.loss_scale is None:
         args.loss_scale = 65536.0
@@ -228,7 +234,8 @@ def main():
     for k, (a, b) in enumerate(zip(losses, ref_losses)):
         rel = abs(a - b) / max(abs(b), 1e-12)
         worst = max(worst, rel)
-        if rel > args.rtol:
+        loose = args.loose_after is not None and k >= args.loose_after
+        if rel > (args.loose_rtol if loose else args.rtol):
             failures.append(f"step {k}: loss {a:.9g} vs torch {b:.9g} (rel {rel:.2e})")
     drop = fall(ref_losses)
     if losses and fall(losses) < 0.2:

@@ -136,6 +136,11 @@ int run(int argc, char **argv) {
   app.add_option("-O,--opt-level", optLevel,
                  "LLVM optimization level of the generated code (default 2)")
       ->check(CLI::Range(0, 3));
+  app.add_option("--line-info-ir", options.lineInfoIr,
+                 "CPU target: write the loop-level IR to this file and give "
+                 "the generated code line tables that point into it, so that "
+                 "`perf annotate` or `perf report --sort srcline` attribute "
+                 "time to IR ops");
   bool quiet = false;
   app.add_flag("-q,--quiet", quiet,
                "do not list the trained parameters and the memory plan");

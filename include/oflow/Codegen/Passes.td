@@ -45,9 +45,12 @@ def LinalgToBlas : Pass<"oflow-linalg-to-blas", "mlir::ModuleOp"> {
   let summary = "f32 linalg.matmul / batch_matmul on memrefs -> runtime BLAS calls";
   let description = [{
     Replaces `linalg.matmul` and `linalg.batch_matmul` with their default
-    indexing maps, f32 operands and unit inner strides by calls to
-    `oflow_rt_sgemm` / `oflow_rt_sgemm_batched` (C += A * B, so beta = 1),
-    which the runtime implements with OpenBLAS. Others stay loops.
+    or transposed indexing maps (A [m, k] or [k, m], B [k, n] or [n, k]),
+    f32 operands (or bf16/f16 A and B) and unit inner strides by calls to
+    `oflow_rt_sgemm` / `oflow_rt_sgemm_batched` (`oflow_rt_gemm_lowp*`)
+    with the matching transpose flags: C += op(A) * op(B), beta = 1, or
+    beta = 0 when C was just zero-filled (the fill is dropped). The runtime
+    implements them with OpenBLAS or cuBLASLt. Others stay loops.
   }];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect"];
@@ -82,6 +85,21 @@ def Autocast : Pass<"oflow-autocast", "mlir::func::FuncOp"> {
   ];
   let dependentDialects = ["mlir::tensor::TensorDialect", "mlir::linalg::LinalgDialect",
                            "mlir::arith::ArithDialect"];
+}
+
+def DuplicateInitFills : Pass<"oflow-duplicate-init-fills", "mlir::func::FuncOp"> {
+  let summary = "one linalg.fill per destination it initialises";
+  let description = [{
+    CSE merges the identical zero fills that start every matmul and
+    reduction into one, and one-shot bufferization then fills a buffer once
+    and copies it into each destination. Run right before bufferization,
+    this gives each use of a `linalg.fill` on tensors as a DPS init (a
+    destination written in place) its own fill on its own `tensor.empty`,
+    so that each destination is filled where it lives: a memset instead of
+    a fill plus copies, and a zero-filled GEMM output that
+    oflow-linalg-to-blas can turn into the call's beta = 0.
+  }];
+  let dependentDialects = ["mlir::tensor::TensorDialect", "mlir::linalg::LinalgDialect"];
 }
 
 def SplitReductions : Pass<"oflow-split-reductions", "mlir::func::FuncOp"> {
@@ -132,13 +150,22 @@ def LowerReductions : Pass<"oflow-lower-reductions", "mlir::func::FuncOp"> {
                            "mlir::arith::ArithDialect", "mlir::affine::AffineDialect"];
 }
 
-def VectorizeElementwise : Pass<"oflow-vectorize-elementwise", "mlir::func::FuncOp"> {
-  let summary = "f32 parallel linalg generics on buffers -> loops over vector tiles";
+def VectorizeElementwise : Pass<"oflow-vectorize-elementwise", "mlir::ModuleOp"> {
+  let summary = "f32 linalg generics on buffers -> loops over vector tiles";
   let description = [{
-    Tiles each all-parallel f32 `linalg.generic` on memrefs with static loops
-    whose innermost extent divides by 16 into 1 x ... x 16 tiles and
-    vectorizes each tile (`vector.transfer_read`, vector arithmetic,
-    `vector.transfer_write`), which needs no alias analysis from LLVM.
+    Tiles each f32 `linalg.generic` on memrefs with static loops whose
+    innermost extent divides by 16 (else 8: the width W) and vectorizes each
+    tile (`vector.transfer_read`, vector arithmetic,
+    `vector.multi_reduction`, `vector.transfer_write`), which needs no alias
+    analysis from LLVM: generics whose innermost loop is parallel as
+    1 x ... x W tiles (outer reduction loops then add a vector of outputs per
+    tile), generics with one innermost reduction loop (row reductions)
+    whose row divides by 16 as 1 x ... x C tiles, C the largest multiple of
+    16 up to 256 that divides the row. Bodies that read memory (gathers)
+    and reductions that fold a value not varying along the row (a count)
+    stay scalar. `i1` inputs are read
+    through `i8` twins of their buffers (a module pass: a constant mask gets
+    an `i8` global).
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
                            "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];

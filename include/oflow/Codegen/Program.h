@@ -40,8 +40,12 @@ struct ManifestInfo {
 /// calls. For the GPU (`gpu`), reductions into few outputs are split first
 /// (oflow-split-reductions), so that they fill the chip.
 void addBufferizePipeline(mlir::OpPassManager &pm, bool gpu = false);
-/// Passes from the bufferized program to the LLVM dialect.
-void addLowerToLlvmPipeline(mlir::OpPassManager &pm);
+/// Passes from the bufferized program to the LLVM dialect. With
+/// `lineInfoIr`, the bufferized loop-level IR is written to that file and the
+/// generated code gets line tables pointing into it, so that a profiler
+/// (`perf annotate`, `perf report --sort srcline`) attributes time to IR ops.
+void addLowerToLlvmPipeline(mlir::OpPassManager &pm,
+                            llvm::StringRef lineInfoIr = {});
 
 /// The CUDA toolkit folder: $CUDA_HOME, else /usr/local/cuda.
 std::string cudaToolkitPath();

@@ -67,6 +67,9 @@ struct CompileOptions {
   bool verbose = true;
   /// LLVM optimization level for the generated code (0-3).
   unsigned optLevel = 2;
+  /// CPU target: write the loop-level IR here and give the executable line
+  /// tables pointing into it (--line-info-ir), for profilers.
+  std::string lineInfoIr;
   /// Models whose weights exceed this many bytes are not embedded: the
   /// executable reads them from the model file when it starts.
   int64_t embedWeightsLimit = int64_t(256) << 20;

@@ -62,11 +62,16 @@ Value callCollective(OpBuilder &b, Location loc, Operation *anchor,
   int64_t outCount = 1;
   for (int64_t d : resultShape)
     outCount *= d;
-  // A fresh contiguous copy: the runtime reads plain element runs.
+  // A fresh contiguous copy: the runtime reads plain element runs. Its
+  // destination is a bufferization.alloc_tensor, not a tensor.empty: CSE
+  // merges equal tensor.empty ops and then equal copies (two collectives on
+  // the same data, say a forward and a backward all-gather of one
+  // activation), and bufferization would then stage both in one buffer that
+  // other collectives reuse in between.
   Value flat = reshapeTo(b, loc, input, {inCount});
-  Value copy = linalg::CopyOp::create(b, loc, flat,
-                                      emptyTensor(b, loc, {inCount}, element))
-                   ->getResult(0);
+  Value staging = bufferization::AllocTensorOp::create(
+      b, loc, RankedTensorType::get({inCount}, element), ValueRange{});
+  Value copy = linalg::CopyOp::create(b, loc, flat, staging)->getResult(0);
   auto inType = MemRefType::get({inCount}, element);
   auto outType = MemRefType::get({outCount}, element);
   Value inBuf = bufferization::ToBufferOp::create(b, loc, inType, copy,

@@ -1,10 +1,10 @@
 //===- LinearAlgebra.cpp - matmul and gemm ---------------------------------===//
 //
-// Products become linalg.matmul (2-D) or linalg.batch_matmul (3-D) with
-// their default indexing maps: the library-call lowering after
-// bufferization recognises exactly those ops. So transposed operands are
-// materialised with linalg.transpose, and broadcast batch dims are
-// materialised and collapsed into one.
+// Products become linalg.matmul (2-D) or linalg.batch_matmul (3-D), the
+// ops the library-call lowering after bufferization recognises. Transposed
+// operands are read in place through the ops' indexing maps (which become
+// the BLAS call's transpose flags); broadcast batch dims are materialised
+// and collapsed into one.
 //
 //===----------------------------------------------------------------------===//
 #include "LoweringUtils.h"
@@ -12,18 +12,6 @@
 namespace oflow::lowering {
 namespace {
 namespace of = mlir::oflow;
-
-Value transposeLastTwo(OpBuilder &b, Location loc, Value x) {
-  int64_t rank = tensorType(x).getRank();
-  SmallVector<int64_t> perm;
-  for (int64_t d = 0; d < rank; ++d)
-    perm.push_back(d);
-  std::swap(perm[rank - 1], perm[rank - 2]);
-  SmallVector<int64_t> shape(shapeOf(x));
-  std::swap(shape[rank - 1], shape[rank - 2]);
-  Value init = emptyTensor(b, loc, shape, elementTypeOf(x));
-  return linalg::TransposeOp::create(b, loc, x, init, perm)->getResult(0);
-}
 
 /// A copy of `x` broadcast to `shape` (no-op when it already has it).
 Value broadcastTo(OpBuilder &b, Location loc, Value x,
@@ -34,46 +22,69 @@ Value broadcastTo(OpBuilder &b, Location loc, Value x,
                           [](OpBuilder &, Location, ValueRange a) { return a[0]; });
 }
 
-int64_t product(ArrayRef<int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  return n;
+/// The indexing maps of a (batch_)matmul whose operands are stored
+/// transposed when `ta`/`tb`: (b,) m, n, k -> A [m, k] or [k, m], B [k, n] or
+/// [n, k], C [m, n].
+ArrayAttr matmulMaps(OpBuilder &b, bool batched, bool ta, bool tb) {
+  unsigned dims = batched ? 4 : 3;
+  unsigned first = batched ? 1 : 0;
+  AffineExpr m = b.getAffineDimExpr(first), n = b.getAffineDimExpr(first + 1),
+             k = b.getAffineDimExpr(first + 2);
+  auto map = [&](AffineExpr r, AffineExpr c) {
+    SmallVector<AffineExpr> results;
+    if (batched)
+      results.push_back(b.getAffineDimExpr(0));
+    results.append({r, c});
+    return AffineMap::get(dims, 0, results, b.getContext());
+  };
+  return b.getAffineMapArrayAttr(
+      {ta ? map(k, m) : map(m, k), tb ? map(n, k) : map(k, n), map(m, n)});
 }
 
-/// lhs [..., M, K] x rhs [..., K, N] -> `resultShape`, accumulating into
-/// `init` when given (of `resultShape`), else into zeros.
-Value multiply(OpBuilder &b, Location loc, Value lhs, Value rhs,
-                ArrayRef<int64_t> resultShape, Value init = {}) {
+/// op(lhs) [..., M, K] x op(rhs) [..., K, N] -> `resultShape`, op transposing
+/// the last two dims of an operand whose flag is set, accumulating into
+/// `init` when given (of `resultShape`), else into zeros. Transposed operands
+/// are read in place through the op's indexing maps (the BLAS call's
+/// transpose flags), never copied.
+Value multiply(OpBuilder &b, Location loc, Value lhs, Value rhs, bool ta, bool tb,
+               ArrayRef<int64_t> resultShape, Value init = {}) {
   Type t = elementTypeOf(lhs);
   int64_t rank = resultShape.size();
   int64_t m = resultShape[rank - 2], n = resultShape[rank - 1];
-  int64_t k = shapeOf(lhs).back();
-  int64_t batch = product(resultShape.drop_back(2));
+  int64_t k = ta ? shapeOf(lhs)[shapeOf(lhs).size() - 2] : shapeOf(lhs).back();
+  int64_t batch = ShapedType::getNumElements(resultShape.drop_back(2));
   auto accumulator = [&](ArrayRef<int64_t> shape) {
     if (init)
       return reshapeTo(b, loc, init, shape);
     return filledTensor(b, loc, shape, scalarConstant(b, loc, t, 0));
   };
-  if (tensorType(rhs).getRank() == 2) {
+  auto stored = [](int64_t rows, int64_t cols, bool transposed) {
+    return transposed ? SmallVector<int64_t>{cols, rows}
+                      : SmallVector<int64_t>{rows, cols};
+  };
+  if (tensorType(rhs).getRank() == 2 && (!ta || batch == 1)) {
     // A shared right operand: fold lhs's batch dims into its rows.
-    Value a = reshapeTo(b, loc, lhs, {batch * m, k});
-    Value mm = linalg::MatmulOp::create(
-                   b, loc, TypeRange{RankedTensorType::get({batch * m, n}, t)},
-                   ValueRange{a, rhs}, ValueRange{accumulator({batch * m, n})})
-                   ->getResult(0);
-    return reshapeTo(b, loc, mm, resultShape);
+    Value a = reshapeTo(b, loc, lhs, stored(batch * m, k, ta));
+    auto mm = linalg::MatmulOp::create(
+        b, loc, TypeRange{RankedTensorType::get({batch * m, n}, t)},
+        ValueRange{a, rhs}, ValueRange{accumulator({batch * m, n})});
+    if (ta || tb)
+      mm.setIndexingMapsAttr(matmulMaps(b, /*batched=*/false, ta, tb));
+    return reshapeTo(b, loc, mm->getResult(0), resultShape);
   }
   SmallVector<int64_t> lhsShape(resultShape.drop_back(2)), rhsShape(lhsShape);
-  lhsShape.append({m, k});
-  rhsShape.append({k, n});
-  Value a = reshapeTo(b, loc, broadcastTo(b, loc, lhs, lhsShape), {batch, m, k});
-  Value c = reshapeTo(b, loc, broadcastTo(b, loc, rhs, rhsShape), {batch, k, n});
-  Value bmm = linalg::BatchMatmulOp::create(
-                  b, loc, TypeRange{RankedTensorType::get({batch, m, n}, t)},
-                  ValueRange{a, c}, ValueRange{accumulator({batch, m, n})})
-                  ->getResult(0);
-  return reshapeTo(b, loc, bmm, resultShape);
+  lhsShape.append(stored(m, k, ta));
+  rhsShape.append(stored(k, n, tb));
+  Value a = reshapeTo(b, loc, broadcastTo(b, loc, lhs, lhsShape),
+                      {batch, lhsShape[rank - 2], lhsShape[rank - 1]});
+  Value c = reshapeTo(b, loc, broadcastTo(b, loc, rhs, rhsShape),
+                      {batch, rhsShape[rank - 2], rhsShape[rank - 1]});
+  auto bmm = linalg::BatchMatmulOp::create(
+      b, loc, TypeRange{RankedTensorType::get({batch, m, n}, t)},
+      ValueRange{a, c}, ValueRange{accumulator({batch, m, n})});
+  if (ta || tb)
+    bmm.setIndexingMapsAttr(matmulMaps(b, /*batched=*/true, ta, tb));
+  return reshapeTo(b, loc, bmm->getResult(0), resultShape);
 }
 
 struct MatmulLowering : OpConversionPattern<of::MatmulOp> {
@@ -84,13 +95,10 @@ struct MatmulLowering : OpConversionPattern<of::MatmulOp> {
     Location loc = op.getLoc();
     if (failed(checkArithType(op, elementTypeOf(adaptor.getLhs()))))
       return failure();
-    Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
-    if (op.getTransposeA())
-      lhs = transposeLastTwo(rewriter, loc, lhs);
-    if (op.getTransposeB())
-      rhs = transposeLastTwo(rewriter, loc, rhs);
     ArrayRef<int64_t> shape = op.getOutput().getType().getShape();
-    rewriter.replaceOp(op, multiply(rewriter, loc, lhs, rhs, shape));
+    rewriter.replaceOp(op, multiply(rewriter, loc, adaptor.getLhs(),
+                                    adaptor.getRhs(), op.getTransposeA(),
+                                    op.getTransposeB(), shape));
     return success();
   }
 };
@@ -102,10 +110,7 @@ struct GemmLowering : OpConversionPattern<of::GemmOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value a = adaptor.getA(), b = adaptor.getB(), c = adaptor.getC();
-    if (op.getTransposeA())
-      a = transposeLastTwo(rewriter, loc, a);
-    if (op.getTransposeB())
-      b = transposeLastTwo(rewriter, loc, b);
+    bool ta = op.getTransposeA(), tb = op.getTransposeB();
     ArrayRef<int64_t> shape = op.getOutput().getType().getShape();
     Type t = elementTypeOf(a);
     double alpha = op.getAlpha().convertToDouble();
@@ -125,10 +130,10 @@ struct GemmLowering : OpConversionPattern<of::GemmOp> {
       // beta * C is the matmul's initial accumulator: one pass, and the
       // BLAS call's own beta = 1 form.
       Value init = useC ? scaled(c, beta) : Value();
-      rewriter.replaceOp(op, multiply(rewriter, loc, a, b, shape, init));
+      rewriter.replaceOp(op, multiply(rewriter, loc, a, b, ta, tb, shape, init));
       return success();
     }
-    Value ab = multiply(rewriter, loc, a, b, shape);
+    Value ab = multiply(rewriter, loc, a, b, ta, tb, shape);
     SmallVector<Value> inputs = {ab};
     if (useC)
       inputs.push_back(c);

@@ -1,0 +1,72 @@
+//===- DuplicateInitFills.cpp - a fill per destination --------------------===//
+//
+// A matmul or reduction writes into its init tensor in place. When CSE has
+// merged the zero fills of many of them into one, bufferization keeps that
+// one filled buffer and copies it into every destination: memory traffic of
+// a fill plus one copy per use, instead of a fill per use. Giving each
+// destination its own fill (on its own tensor.empty, which CSE then no
+// longer sees as one value once bufferized) lets bufferization fill each
+// destination in place.
+//
+//===----------------------------------------------------------------------===//
+#include "oflow/Codegen/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace oflow {
+#define GEN_PASS_DEF_DUPLICATEINITFILLS
+#include "oflow/Codegen/Passes.h.inc"
+} // namespace oflow
+
+using namespace mlir;
+
+namespace oflow {
+namespace {
+
+/// Whether `use` is a destination its owner writes in place.
+bool isInit(OpOperand &use) {
+  auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
+  return dps && dps.isDpsInit(&use);
+}
+
+struct DuplicateInitFillsPass
+    : impl::DuplicateInitFillsBase<DuplicateInitFillsPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::FillOp> fills;
+    DenseMap<Operation *, unsigned> order;
+    getOperation().walk([&](Operation *op) {
+      order[op] = order.size();
+      auto fill = dyn_cast<linalg::FillOp>(op);
+      if (fill && fill.hasPureTensorSemantics() && !fill->getResult(0).hasOneUse())
+        fills.push_back(fill);
+    });
+    for (linalg::FillOp fill : fills) {
+      Value filled = fill->getResult(0);
+      SmallVector<OpOperand *> inits;
+      for (OpOperand &use : filled.getUses())
+        if (isInit(use))
+          inits.push_back(&use);
+      llvm::sort(inits, [&](OpOperand *a, OpOperand *b) {
+        return order.lookup(a->getOwner()) < order.lookup(b->getOwner());
+      });
+      // The first destination keeps the original when nothing else reads it.
+      if (inits.size() == static_cast<size_t>(std::distance(
+                               filled.getUses().begin(), filled.getUses().end())))
+        inits.erase(inits.begin());
+      auto empty = fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
+      for (OpOperand *use : inits) {
+        OpBuilder b(use->getOwner());
+        IRMapping mapping;
+        if (empty)
+          mapping.map(empty.getResult(), b.clone(*empty)->getResult(0));
+        Operation *copy = b.clone(*fill, mapping);
+        use->set(copy->getResult(0));
+      }
+    }
+  }
+};
+
+} // namespace
+} // namespace oflow
