@@ -132,6 +132,11 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     emitError(cliLoc) << "--emit=ptx needs --target cuda";
     return 1;
   }
+  if (!options.lineInfoIr.empty() && options.target != Target::Cpu) {
+    emitError(cliLoc) << "--line-info-ir needs --target cpu (the GPU kernels "
+                         "get no line tables)";
+    return 1;
+  }
   std::string toolkit = cudaToolkitPath();
   if (codegen && cuda && failed(checkCudaToolkit(cliLoc, toolkit)))
     return 1;
