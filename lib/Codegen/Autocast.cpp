@@ -86,19 +86,15 @@ struct AutocastPass : impl::AutocastBase<AutocastPass> {
       Value c = op->getOperand(2);
       // The same op on the rounded operands, with its indexing maps
       // (transposed operands); its body widens them to f32.
-      Operation *gemm;
-      if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
-        auto rounded = linalg::MatmulOp::create(b, loc, TypeRange{c.getType()},
-                                                ValueRange{a, bm}, ValueRange{c});
-        rounded.setIndexingMapsAttr(mm.getIndexingMaps());
-        gemm = rounded;
-      } else {
-        auto bmm = cast<linalg::BatchMatmulOp>(op.getOperation());
-        auto rounded = linalg::BatchMatmulOp::create(
+      auto rebuild = [&](auto gemmOp) -> Operation * {
+        auto rounded = decltype(gemmOp)::create(
             b, loc, TypeRange{c.getType()}, ValueRange{a, bm}, ValueRange{c});
-        rounded.setIndexingMapsAttr(bmm.getIndexingMaps());
-        gemm = rounded;
-      }
+        rounded.setIndexingMapsAttr(gemmOp.getIndexingMaps());
+        return rounded;
+      };
+      Operation *gemm = isa<linalg::MatmulOp>(op)
+                            ? rebuild(cast<linalg::MatmulOp>(op))
+                            : rebuild(cast<linalg::BatchMatmulOp>(op));
       op->replaceAllUsesWith(gemm->getResults());
       op->erase();
     }

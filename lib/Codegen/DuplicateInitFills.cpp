@@ -52,8 +52,7 @@ struct DuplicateInitFillsPass
         return order.lookup(a->getOwner()) < order.lookup(b->getOwner());
       });
       // The first destination keeps the original when nothing else reads it.
-      if (inits.size() == static_cast<size_t>(std::distance(
-                               filled.getUses().begin(), filled.getUses().end())))
+      if (inits.size() == llvm::range_size(filled.getUses()))
         inits.erase(inits.begin());
       auto empty = fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
       for (OpOperand *use : inits) {

@@ -132,10 +132,10 @@ struct LinalgToBlasPass : impl::LinalgToBlasBase<LinalgToBlasPass> {
     module.walk([&](Operation *op) {
       if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
         return;
-      std::optional<int64_t> dtype = blasOperandType(cast<linalg::LinalgOp>(op));
-      if (!dtype)
-        return;
-      if (auto flags = transposeFlags(cast<linalg::LinalgOp>(op)))
+      auto gemm = cast<linalg::LinalgOp>(op);
+      std::optional<int64_t> dtype = blasOperandType(gemm);
+      std::optional<std::pair<bool, bool>> flags = transposeFlags(gemm);
+      if (dtype && flags)
         gemms.push_back({op, *dtype, flags->first, flags->second});
     });
     for (auto [op, dtype, ta, tb] : gemms) {

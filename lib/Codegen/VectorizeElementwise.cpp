@@ -72,7 +72,7 @@ bool hasByteTwin(Value value, SymbolTable &symbols) {
 }
 
 /// The i8 buffer with the bytes of the i1 buffer `value` (see hasByteTwin),
-/// built before `before`.
+/// built at `b`'s insertion point.
 Value byteTwin(OpBuilder &b, Value value, SymbolTable &symbols) {
   Operation *def = value.getDefiningOp();
   Type i8 = b.getI8Type();
