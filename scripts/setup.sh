@@ -13,7 +13,7 @@ PACKAGES=(
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libcli11-dev libfmt-dev googletest libgtest-dev libgmock-dev
   openmpi-bin libopenmpi-dev libopenblas-dev ccache ninja-build cmake g++
-  python3-onnx python3-numpy python3-torch
+  python3-onnx python3-numpy python3-torch python3-torchvision
 )
 
 missing=()

@@ -19,15 +19,22 @@ static void addTextual(OpPassManager &pm, StringRef pipeline) {
     llvm::report_fatal_error("oflow: invalid built-in pass pipeline");
 }
 
-void addBufferizePipeline(OpPassManager &pm, bool gpu) {
-  addTextual(pm, gpu ? "func.func(oflow-fuse-elementwise,oflow-split-reductions)"
-                     : "func.func(oflow-fuse-elementwise)");
+void addBufferizePipeline(OpPassManager &pm, const BufferizeOptions &options) {
+  if (options.fuseElementwise)
+    addTextual(pm, "func.func(oflow-fuse-elementwise)");
+  // Every float sum in chains of at most 64 adds (PyTorch-like accuracy);
+  // on the GPU also enough partial outputs to fill the chip.
+  addTextual(pm, options.gpu ? "func.func(oflow-split-reductions{max-chain=64})"
+                             : "func.func(oflow-split-reductions{"
+                               "target-threads=0 max-chain=64})");
   // Fills are duplicated after the last CSE, which would merge them again.
   addTextual(pm, "canonicalize,cse,func.func(oflow-duplicate-init-fills),"
                  "one-shot-bufferize{bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map},"
                  "canonicalize,cse");
-  pm.addPass(createPlanMemory());
+  PlanMemoryOptions plan;
+  plan.reuse = options.reuseBuffers;
+  pm.addPass(createPlanMemory(plan));
   pm.addPass(createLinalgToBlas());
   pm.addPass(createLowerRuntimeCalls());
   pm.addNestedPass<func::FuncOp>(createExpandStridedCopies());

@@ -40,6 +40,7 @@ int64_t lastUse(Value root, Block &block,
 }
 
 struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
+  using Base::Base;
   void runOnOperation() override;
   LogicalResult planEntry(func::FuncOp func, int64_t &arenaBytes);
 };
@@ -102,7 +103,11 @@ LogicalResult PlanMemoryPass::planEntry(func::FuncOp func, int64_t &arenaBytes) 
     int64_t last = std::max(first, lastUse(alloc.getResult(), block, index));
     lifetimes.push_back({bytes, first, last});
   }
-  MemoryPlan plan = planMemory(lifetimes, kBufferAlignment);
+  std::vector<BufferLifetime> planned = lifetimes;
+  if (!reuse)
+    for (BufferLifetime &l : planned)
+      l = {l.bytes, 0, static_cast<int64_t>(ops.size())};
+  MemoryPlan plan = planMemory(planned, kBufferAlignment);
   arenaBytes = std::max(arenaBytes, plan.peak);
 
   OpBuilder b(func.getContext());

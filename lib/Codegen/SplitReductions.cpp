@@ -1,20 +1,30 @@
-//===- SplitReductions.cpp - few outputs, long reductions -> two stages ---===//
+//===- SplitReductions.cpp - long reductions -> partials plus folds -------===//
 //
-// On a GPU each output element of a reduction is one thread. A bias or
-// layer-norm gradient reduces 8192 rows into 768 outputs: 768 threads, each
-// walking 8192 rows, on a chip that wants ~100k threads in flight. Here such
-// a linalg.generic (on tensors, before bufferization, so the memory plan
-// places the intermediate) becomes
+// A reduction into few outputs becomes
 //
-//   partial[k, out...] = reduce over the rest  (k x more threads, 1/k the loop)
+//   partial[k, out...] = reduce over the rest  (k x more outputs, 1/k the loop)
 //   out[out...]        = combine(out, reduce over k of partial)
 //
-// by splitting one reduction loop of extent N into k x N/k (k divides N; the
-// largest such k up to the thread target, else the smallest up to 8x it):
-// the outer part becomes a new, outermost parallel loop. The combiner must
-// be the single op that folds the accumulator (arith add/mul/max/min and
-// friends, with a neutral element). Floating-point sums are re-associated,
-// as every GPU library's reductions are.
+// by splitting one reduction loop of extent N into k x N/k (k divides N): the
+// outer part becomes a new, outermost parallel loop. Two reasons to split:
+//
+//  * Occupancy (GPU, `target-threads`): each output element is one thread. A
+//    bias or layer-norm gradient reduces 8192 rows into 768 outputs: 768
+//    threads, each walking 8192 rows, on a chip that wants ~100k threads in
+//    flight. k is the largest divisor up to the thread target, else the
+//    smallest up to 8x it.
+//  * Accuracy (every target, `max-chain`): a float sum accumulated in one
+//    sequential chain of n adds has an error that grows like n ulps, and
+//    systematically so when the terms are alike: a batch-norm bias gradient
+//    after a global average pool adds 16384 equal-per-block terms, and came
+//    out 1e-4 off where PyTorch's cascade sums are 1e-6 off (issue #13). Sums
+//    whose chain exceeds `max-chain` are split, and their partials and folds
+//    again, until no chain is longer (where the loop extents allow), which
+//    is cascade summation with error ~ (sum of the chain lengths) ulps.
+//
+// The combiner must be the single op that folds the accumulator (arith
+// add/mul/max/min and friends, with a neutral element). Floating-point sums
+// are re-associated, as every GPU library's and PyTorch's reductions are.
 //
 //===----------------------------------------------------------------------===//
 #include "oflow/Codegen/Passes.h"
@@ -57,59 +67,106 @@ int64_t smallestDivisorIn(int64_t n, int64_t from, int64_t to) {
   return 1;
 }
 
-/// Whether `op` can be split, and how: tensors, static loops, one output
-/// with one combiner that has a neutral element, and inputs that index the
-/// split loop only as a plain dimension.
-std::optional<Split> chooseSplit(linalg::GenericOp op, int64_t targetThreads,
-                                 int64_t minChunk, Operation *&combiner) {
+/// What the split needs to know about a reduction generic.
+struct Reduction {
+  Operation *combiner = nullptr;
+  SmallVector<int64_t> ranges;
+  SmallVector<utils::IteratorType> iterators;
+  int64_t parallel = 1, reduction = 1;
+  /// Reduction loops every operand indexes as a plain dimension (or not at
+  /// all): the loops that can be split.
+  SmallVector<unsigned> splittable;
+};
+
+/// Whether `op` is a reduction the pass can split: tensors, static loops,
+/// one output with one combiner that has a neutral element.
+std::optional<Reduction> analyze(linalg::GenericOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
       op.getNumReductionLoops() == 0)
     return std::nullopt;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic))
+  Reduction r;
+  r.ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(r.ranges, ShapedType::isDynamic))
     return std::nullopt;
   SmallVector<Operation *> combiners;
   if (!matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
       combiners.size() != 1 || !arith::getNeutralElement(combiners[0]))
     return std::nullopt;
-  combiner = combiners[0];
-  int64_t parallel = 1, reduction = 1;
-  SmallVector<unsigned> reductionDims;
-  for (auto [d, it] : llvm::enumerate(op.getIteratorTypesArray())) {
-    if (it == utils::IteratorType::reduction) {
-      reduction *= ranges[d];
-      reductionDims.push_back(d);
-    } else {
-      parallel *= ranges[d];
+  r.combiner = combiners[0];
+  r.iterators = op.getIteratorTypesArray();
+  for (auto [d, it] : llvm::enumerate(r.iterators)) {
+    if (it != utils::IteratorType::reduction) {
+      r.parallel *= r.ranges[d];
+      continue;
     }
-  }
-  if (parallel >= targetThreads || reduction < 2 * minChunk)
-    return std::nullopt;
-  int64_t want = llvm::divideCeil(targetThreads, parallel);
-  int64_t limit = std::min(want, reduction / minChunk);
-  // Without a divisor up to `want` (a 50257-wide vocabulary is 29 x 1733),
-  // overshoot the thread target up to 8x rather than not split.
-  int64_t overshoot = std::min(8 * want, reduction / minChunk);
-  Split best;
-  for (unsigned d : reductionDims) {
-    // Every operand must index loop d as a plain dimension, or not at all.
+    r.reduction *= r.ranges[d];
     bool plain = llvm::all_of(op->getOpOperands(), [&](OpOperand &operand) {
       for (AffineExpr e : op.getMatchingIndexingMap(&operand).getResults())
         if (e.isFunctionOfDim(d) && !isa<AffineDimExpr>(e))
           return false;
       return true;
     });
-    if (!plain)
-      continue;
-    int64_t k = largestDivisorAtMost(ranges[d], limit);
+    if (plain)
+      r.splittable.push_back(d);
+  }
+  return r;
+}
+
+/// The occupancy split: enough outputs to fill the GPU.
+std::optional<Split> occupancySplit(const Reduction &r, int64_t targetThreads,
+                                    int64_t minChunk) {
+  if (targetThreads <= 0 || r.parallel >= targetThreads ||
+      r.reduction < 2 * minChunk)
+    return std::nullopt;
+  int64_t want = llvm::divideCeil(targetThreads, r.parallel);
+  int64_t limit = std::min(want, r.reduction / minChunk);
+  // Without a divisor up to `want` (a 50257-wide vocabulary is 29 x 1733),
+  // overshoot the thread target up to 8x rather than not split.
+  int64_t overshoot = std::min(8 * want, r.reduction / minChunk);
+  Split best;
+  for (unsigned d : r.splittable) {
+    int64_t k = largestDivisorAtMost(r.ranges[d], limit);
     if (k < 2)
-      k = smallestDivisorIn(ranges[d], limit + 1, overshoot);
+      k = smallestDivisorIn(r.ranges[d], limit + 1, overshoot);
     if (k > best.k)
       best = {d, k};
   }
   if (best.k < 2)
     return std::nullopt;
   return best;
+}
+
+/// The accuracy split of a float sum whose sequential chain (the reduction
+/// extent) exceeds `maxChain`: the outermost splittable loop (the inner,
+/// contiguous loops stay whole for vectorization and caches), by its
+/// smallest divisor that brings the chain within `maxChain`, else whole
+/// (inner part 1; the next round splits the rest). A split must shorten
+/// both chains (partial and fold): a lone prime loop stays as it is.
+///
+/// With `lanes` > 1 (the CPU, whose vectorizer folds an innermost reduction
+/// loop in vector tiles of at least that many independent lanes), that loop
+/// counts 1/lanes of its extent towards the chain.
+std::optional<Split> accuracySplit(const Reduction &r, int64_t maxChain,
+                                   int64_t lanes) {
+  if (maxChain <= 0 || !isa<arith::AddFOp, arith::SubFOp>(r.combiner))
+    return std::nullopt;
+  int64_t chain = r.reduction;
+  unsigned last = r.ranges.size() - 1;
+  if (lanes > 1 && r.iterators[last] == utils::IteratorType::reduction)
+    chain = r.reduction / r.ranges[last] *
+            llvm::divideCeil(r.ranges[last], lanes);
+  if (chain <= maxChain)
+    return std::nullopt;
+  int64_t need = llvm::divideCeil(chain, maxChain);
+  for (unsigned d : r.splittable) {
+    int64_t extent = r.ranges[d];
+    int64_t k = smallestDivisorIn(extent, need, extent);
+    if (k < 2)
+      k = extent;
+    if (k >= 2 && k < r.reduction)
+      return Split{d, k};
+  }
+  return std::nullopt;
 }
 
 /// `map` over the split loops: loop 0 is the new outer part of `split.dim`,
@@ -137,7 +194,9 @@ AffineMap splitMap(AffineMap map, const Split &split, ArrayRef<int64_t> shape,
   return AffineMap::get(map.getNumDims() + 1, 0, exprs, ctx);
 }
 
-void split(linalg::GenericOp op, const Split &s, Operation *combiner) {
+/// Splits `op`; returns the partial and the fold generics.
+std::pair<linalg::GenericOp, linalg::GenericOp>
+split(linalg::GenericOp op, const Split &s, Operation *combiner) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
@@ -222,20 +281,34 @@ void split(linalg::GenericOp op, const Split &s, Operation *combiner) {
       });
   op.getResult(0).replaceAllUsesWith(fold.getResult(0));
   op.erase();
+  return {partial, fold};
 }
 
 struct SplitReductionsPass : impl::SplitReductionsBase<SplitReductionsPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<std::tuple<linalg::GenericOp, Split, Operation *>> work;
-    getOperation().walk([&](linalg::GenericOp op) {
-      Operation *combiner = nullptr;
-      if (auto s = chooseSplit(op, targetThreads, minChunk, combiner))
-        work.push_back({op, *s, combiner});
-    });
-    for (auto &[op, s, combiner] : work)
-      split(op, s, combiner);
+    // Occupancy first (it picks the largest useful k); then every partial
+    // and fold is split again for accuracy until its chain is short enough.
+    SmallVector<std::pair<linalg::GenericOp, bool>> work;
+    getOperation().walk(
+        [&](linalg::GenericOp op) { work.push_back({op, true}); });
+    while (!work.empty()) {
+      auto [op, first] = work.pop_back_val();
+      std::optional<Reduction> r = analyze(op);
+      if (!r)
+        continue;
+      std::optional<Split> s;
+      if (first)
+        s = occupancySplit(*r, targetThreads, minChunk);
+      if (!s)
+        s = accuracySplit(*r, maxChain, vectorLanes);
+      if (!s)
+        continue;
+      auto [partial, fold] = split(op, *s, r->combiner);
+      work.push_back({partial, false});
+      work.push_back({fold, false});
+    }
   }
 };
 

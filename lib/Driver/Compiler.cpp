@@ -223,7 +223,11 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
 
   bool gpu = cuda || options.target == Target::CudaEmulated;
   if (failed(runStage("bufferize, plan memory", [&](PassManager &pm) {
-        addBufferizePipeline(pm, gpu);
+        BufferizeOptions bufferize;
+        bufferize.gpu = gpu;
+        bufferize.fuseElementwise = options.fuseElementwise;
+        bufferize.reuseBuffers = options.reuseBuffers;
+        addBufferizePipeline(pm, bufferize);
         return success();
       })))
     return 1;

@@ -141,6 +141,14 @@ int run(int argc, char **argv) {
                  "the generated code line tables that point into it, so that "
                  "`perf annotate` or `perf report --sort srcline` attribute "
                  "time to IR ops");
+  const char *debugging = "Debugging (slower code, the same numbers)";
+  app.add_flag("!--no-elementwise-fusion", options.fuseElementwise,
+               "lower every op to its own loop nest (no elementwise fusion)")
+      ->group(debugging);
+  app.add_flag("!--no-buffer-reuse", options.reuseBuffers,
+               "give every buffer bytes of its own in the arena (no sharing "
+               "between values whose lifetimes do not overlap)")
+      ->group(debugging);
   bool quiet = false;
   app.add_flag("-q,--quiet", quiet,
                "do not list the trained parameters and the memory plan");

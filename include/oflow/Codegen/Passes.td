@@ -36,7 +36,11 @@ def PlanMemory : Pass<"oflow-plan-memory", "mlir::ModuleOp"> {
     In checking mode (the io scalar `poison` is 1 at run time) every region is
     filled with 0xFF bytes (NaN for floats) right after its value dies, so a
     planning error shows up as NaN instead of plausible numbers.
+    With `reuse=false` every buffer gets bytes of its own (a debugging aid:
+    a result that changes with it points at buffer sharing).
   }];
+  let options = [Option<"reuse", "reuse", "bool", "true",
+                        "let buffers whose lifetimes do not overlap share bytes">];
   let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
                            "mlir::linalg::LinalgDialect", "mlir::arith::ArithDialect"];
 }
@@ -103,25 +107,38 @@ def DuplicateInitFills : Pass<"oflow-duplicate-init-fills", "mlir::func::FuncOp"
 }
 
 def SplitReductions : Pass<"oflow-split-reductions", "mlir::func::FuncOp"> {
-  let summary = "reductions into few outputs -> partial reductions plus a fold";
+  let summary = "long reductions -> partial reductions plus a fold";
   let description = [{
-    For the GPU, where each output element of a reduction is one thread: a
-    `linalg.generic` on tensors with static loops, one output and one
-    combiner with a neutral element (add, mul, max, min, ...), whose parallel
-    loops have fewer than `target-threads` points, gets one reduction loop of
-    extent N split into k x N/k (k divides N, N/k >= `min-chunk`; the
-    largest such k that keeps to `target-threads`, else the smallest that
-    exceeds it by at most 8x): a first
+    A `linalg.generic` on tensors with static loops, one output and one
+    combiner with a neutral element (add, mul, max, min, ...) gets one
+    reduction loop of extent N split into k x N/k (k divides N): a first
     generic computes k partial results (tensor `k x out`, started from the
     neutral element) with k as a new outermost parallel loop, and a second
-    folds them into the original output. Runs before bufferization, so the
-    memory plan places the partials.
+    folds them into the original output. Two reasons to split:
+
+    * occupancy (GPU): when the parallel loops have fewer than
+      `target-threads` points (0: never), k is the largest divisor that keeps
+      to `target-threads` with N/k >= `min-chunk`, else the smallest that
+      exceeds it by at most 8x;
+    * accuracy (every target): a float add whose sequential chain (the
+      reduction extent) exceeds `max-chain` (0: never) is split at its
+      outermost splittable loop, and the partials and folds again, until no
+      chain is longer where the loop extents allow (cascade summation: the
+      error of n sequential f32 adds grows like n ulps). An innermost
+      reduction loop counts 1/`vector-lanes` of its extent (the CPU
+      vectorizer folds it in that many independent lanes).
+
+    Runs before bufferization, so the memory plan places the partials.
   }];
   let options = [
     Option<"targetThreads", "target-threads", "int64_t", "65536",
-           "split until the partial stage has about this many output points">,
+           "split until the partial stage has about this many output points (0: no occupancy split)">,
     Option<"minChunk", "min-chunk", "int64_t", "32",
            "the least number of reduced elements per partial result">,
+    Option<"maxChain", "max-chain", "int64_t", "0",
+           "longest sequential chain of float additions (0: no limit)">,
+    Option<"vectorLanes", "vector-lanes", "int64_t", "1",
+           "independent accumulator lanes of an innermost reduction loop (the CPU's vector tiles)">,
   ];
   let dependentDialects = ["mlir::tensor::TensorDialect", "mlir::linalg::LinalgDialect",
                            "mlir::arith::ArithDialect"];

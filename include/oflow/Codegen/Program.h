@@ -39,7 +39,16 @@ struct ManifestInfo {
 /// elementwise fusion, one-shot bufferization, the static memory plan, BLAS
 /// calls. For the GPU (`gpu`), reductions into few outputs are split first
 /// (oflow-split-reductions), so that they fill the chip.
-void addBufferizePipeline(mlir::OpPassManager &pm, bool gpu = false);
+struct BufferizeOptions {
+  bool gpu = false;
+  /// Debugging aids that make a wrong result point at a stage: without
+  /// elementwise fusion every op is its own loop nest; without buffer reuse
+  /// every buffer has bytes of its own in the arena.
+  bool fuseElementwise = true;
+  bool reuseBuffers = true;
+};
+void addBufferizePipeline(mlir::OpPassManager &pm,
+                          const BufferizeOptions &options = {});
 /// Passes from the bufferized program to the LLVM dialect. With
 /// `lineInfoIr`, the bufferized loop-level IR is written to that file and the
 /// generated code gets line tables pointing into it, so that a profiler

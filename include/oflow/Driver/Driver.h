@@ -81,6 +81,10 @@ struct CompileOptions {
   /// fp32, or bf16/fp16: GEMM operands rounded to that precision, f32
   /// accumulation, f32 master weights (--precision; oflow-autocast).
   std::string precision = "fp32";
+  /// Debugging aids (--no-elementwise-fusion, --no-buffer-reuse): stages
+  /// switched off so that a wrong result can be pinned on one of them.
+  bool fuseElementwise = true;
+  bool reuseBuffers = true;
   TrainingOptions training;
   ImportOptions import;
 };

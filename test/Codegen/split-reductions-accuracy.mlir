@@ -1,0 +1,118 @@
+// oflow-split-reductions{max-chain=N}: float sums whose sequential chain is
+// longer than N are split into partial sums and folds, again and again,
+// until no chain is longer (cascade summation). The CPU pipeline runs it
+// with target-threads=0: accuracy only, no occupancy split. Issue #13: a
+// batch-norm bias gradient after a global average pool summed 16384 alike
+// terms in one chain and came out 1e-4 off.
+//
+// RUN: oflow-opt %s -split-input-file -pass-pipeline="builtin.module(func.func(oflow-split-reductions{target-threads=0 max-chain=64}))" | FileCheck %s
+// RUN: oflow-opt %s -split-input-file -pass-pipeline="builtin.module(func.func(oflow-split-reductions{target-threads=0 max-chain=64 vector-lanes=8}))" | FileCheck %s --check-prefix=LANES
+
+#x = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#c = affine_map<(n, c, h, w) -> (c)>
+// The bias gradient of a batch norm on [16, 8, 32, 32]: 16384 terms per
+// channel. The outermost loop (n, 16) is split whole (no divisor of 16 gets
+// the chain to 64), leaving chains of 1024; then h by 16 (chains of 64).
+// Folds: 16 and 16 terms. The inner, contiguous w loop stays whole.
+// CHECK-LABEL: func.func @bias_grad
+// CHECK: tensor.expand_shape %arg0 {{\[}}[0, 1], [2], [3], [4]] output_shape [16, 1, 8, 32, 32]
+// CHECK: tensor.expand_shape {{.*}} {{\[}}[0], [1], [2], [3, 4], [5]] output_shape [16, 1, 8, 16, 2, 32]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction", "reduction"]
+// CHECK-SAME: outs({{.*}} : tensor<16x16x8xf32>)
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]
+// CHECK-SAME: outs({{.*}} : tensor<16x8xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]
+// CHECK-SAME: outs(%arg1 : tensor<8xf32>)
+func.func @bias_grad(%g: tensor<16x8x32x32xf32>, %init: tensor<8xf32>) -> tensor<8xf32> {
+  %r = linalg.generic {indexing_maps = [#x, #c],
+                       iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%g : tensor<16x8x32x32xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+// Chains of at most 64 are left alone, and so are maxima of any length
+// (exact in every order) and integer sums.
+// CHECK-LABEL: func.func @short_and_exact
+// CHECK-NOT: tensor.expand_shape
+// CHECK: return
+func.func @short_and_exact(%x: tensor<16x64xf32>, %y: tensor<16x4096xf32>,
+                           %i: tensor<16x4096xi32>, %f: tensor<16xf32>,
+                           %n: tensor<16xi32>) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xi32>) {
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<16x64xf32>) outs(%f : tensor<16xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<16xf32>
+  %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%y : tensor<16x4096xf32>) outs(%f : tensor<16xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.maximumf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<16xf32>
+  %k = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%i : tensor<16x4096xi32>) outs(%n : tensor<16xi32>) {
+  ^bb0(%a: i32, %acc: i32):
+    %r = arith.addi %a, %acc : i32
+    linalg.yield %r : i32
+  } -> tensor<16xi32>
+  return %s, %m, %k : tensor<16xf32>, tensor<16xf32>, tensor<16xi32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+// A softmax row sum over 50257 = 1733 x 29 columns: 1733 partials of 29
+// (the smallest divisor that gets the chain under 64); the fold over the
+// prime 1733 cannot be split further.
+// CHECK-LABEL: func.func @prime_row
+// CHECK: tensor.expand_shape %arg0 {{\[}}[0], [1, 2]] output_shape [16, 1733, 29]
+// CHECK-NOT: tensor.expand_shape
+// CHECK: return
+func.func @prime_row(%x: tensor<16x50257xf32>, %init: tensor<16xf32>) -> tensor<16xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<16x50257xf32>) outs(%init : tensor<16xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  return %r : tensor<16xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+// With 8 vector lanes, an innermost row of 65 (the GPT example's
+// vocabulary) is 9 adds per lane: not split; a row of 4096 is 512 per lane:
+// split in 8 partials of 512 columns (64 per lane).
+// LANES-LABEL: func.func @lanes
+// LANES: tensor.expand_shape %arg1 {{\[}}[0], [1, 2]] output_shape [16, 8, 512]
+// LANES-NOT: tensor.expand_shape
+// LANES: return
+func.func @lanes(%x: tensor<16x65xf32>, %y: tensor<16x4096xf32>, %f: tensor<16xf32>)
+    -> (tensor<16xf32>, tensor<16xf32>) {
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<16x65xf32>) outs(%f : tensor<16xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<16xf32>
+  %t = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%y : tensor<16x4096xf32>) outs(%f : tensor<16xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<16xf32>
+  return %s, %t : tensor<16xf32>, tensor<16xf32>
+}
