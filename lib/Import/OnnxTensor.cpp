@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GraphImporter.h"
+#include "oflow_rt/ConfinedFile.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -60,47 +61,12 @@ static void appendAs(std::vector<char> &out, const Field &field, size_t bytes) {
 }
 
 std::string checkExternalLocation(StringRef location) {
-  namespace path = llvm::sys::path;
-  if (location.empty())
-    return "is empty";
-  bool escapes = path::is_absolute(location);
-  for (auto it = path::begin(location), e = path::end(location); it != e; ++it)
-    escapes |= *it == "..";
-  return escapes ? "is not a relative path inside the model's folder; refused"
-                 : "";
+  return oflow_rt::checkConfinedLocation(location.str());
 }
 
-/// Checks an external-data location and returns the absolute path of a file
-/// inside `modelDir`, or sets `error`.
-static std::string resolveExternal(const std::string &location,
-                                   const std::string &modelDir,
-                                   const std::string &tensorName,
-                                   std::string &error) {
-  namespace fs = llvm::sys::fs;
-  namespace path = llvm::sys::path;
-  auto refuse = [&](const Twine &why) {
-    error = ("initializer '" + tensorName + "': external data location '" +
-             location + "' " + why)
-                .str();
-    return std::string();
-  };
-  if (std::string why = checkExternalLocation(location); !why.empty())
-    return refuse(why);
-  SmallString<256> full(modelDir);
-  path::append(full, location);
-  SmallString<256> real, realDir;
-  if (fs::real_path(full, real) || fs::real_path(modelDir, realDir))
-    return refuse("does not exist next to the model");
-  StringRef prefix = realDir.str();
-  if (!StringRef(real).starts_with(prefix) ||
-      (real.size() > prefix.size() && real[prefix.size()] != '/'))
-    return refuse("resolves outside the model's folder (through a link); "
-                  "refused");
-  if (!fs::is_regular_file(real))
-    return refuse("is not a regular file");
-  return std::string(real.str());
-}
-
+/// External data through the one confinement rule the runtime uses too
+/// (oflow_rt/ConfinedFile.h): openat2(RESOLVE_BENEATH) from the model's
+/// folder, so no link can lead out of it.
 static bool readExternal(const onnx::TensorProto &tensor,
                          const std::string &modelDir, size_t expectedBytes,
                          std::vector<char> &out, std::string &error) {
@@ -120,11 +86,6 @@ static bool readExternal(const onnx::TensorProto &tensor,
       (kv.key() == "offset" ? offset : length.emplace()) = v;
     }
   }
-  std::string file = resolveExternal(location, modelDir, tensor.name(), error);
-  if (file.empty())
-    return false;
-  uint64_t size = 0;
-  llvm::sys::fs::file_size(file, size);
   uint64_t want = length.value_or(expectedBytes);
   if (want != expectedBytes) {
     error = "initializer '" + tensor.name() + "': external data length " +
@@ -132,20 +93,13 @@ static bool readExternal(const onnx::TensorProto &tensor,
             std::to_string(expectedBytes) + " bytes)";
     return false;
   }
-  if (offset > size || size - offset < want) {
-    error = "initializer '" + tensor.name() + "': external data file '" +
-            location + "' is truncated (" + std::to_string(size) +
-            " bytes, needs " + std::to_string(offset + want) + ")";
+  std::string bytes, why;
+  if (!oflow_rt::readConfinedRange(modelDir, location, offset, want, bytes, why)) {
+    error = "initializer '" + tensor.name() + "': external data location '" +
+            location + "' " + why;
     return false;
   }
-  std::ifstream in(file, std::ios::binary);
-  out.resize(want);
-  in.seekg(static_cast<std::streamoff>(offset));
-  if (!in.read(out.data(), static_cast<std::streamsize>(want))) {
-    error = "initializer '" + tensor.name() + "': cannot read external data '" +
-            location + "'";
-    return false;
-  }
+  out.assign(bytes.begin(), bytes.end());
   return true;
 }
 

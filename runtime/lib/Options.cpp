@@ -51,6 +51,13 @@ public:
       r.push_back(namedFile(opt, args[pos++]));
     return r;
   }
+  /// The value of `--opt=value`, if the word had one.
+  std::optional<std::string> optionalValue() {
+    std::optional<std::string> v = pendingValue;
+    pendingValue.reset();
+    return v;
+  }
+
   void noValue(const std::string &opt) {
     if (pendingValue)
       throw usageError(opt + " takes no value");
@@ -116,6 +123,10 @@ TrainOptions parseTrainOptions(int argc, char **argv) {
     else if (a == "--dump-grads") o.dumpGradsDir = r.value(a);
     else if (a == "--weights") o.weights = r.value(a);
     else if (a == "--check-memory") { r.noValue(a); o.checkMemory = true; }
+    else if (a == "--check-gradients") {
+      std::optional<std::string> tol = r.optionalValue();
+      o.checkGradients = tol ? parseReal(a, *tol) : 1e-2;
+    }
     else if (a == "--threads") o.threads = static_cast<int>(parseCount(a, r.value(a), 1, 4096));
     else if (a == "--allow-tf32") { r.noValue(a); o.allowTf32 = true; }
     else if (a == "--help" || a == "-h") { r.noValue(a); o.help = true; }
@@ -190,6 +201,10 @@ std::string trainHelp(const std::string &exe, const Manifest &m) {
       "  --weights FILE.onnx       initial weights from this model's initializers\n"
       "  --export OUT.onnx         write the model with the trained weights\n"
       "  --dump-grads DIR          first step's gradients as DIR/<param>.npy\n"
+      "  --check-gradients[=TOL]   check the gradients against central differences\n"
+      "                            of the loss on the first batch (float32\n"
+      "                            programs, one device), print the worst tensors,\n"
+      "                            exit 1 if one is off by more than TOL (0.01)\n"
       "  --check-memory            poison dead arena regions with NaN\n"
       "  --threads N               BLAS threads (default: OpenBLAS's choice)\n"
       "  --allow-tf32              CUDA: f32 GEMMs on TF32 tensor cores (faster,\n"

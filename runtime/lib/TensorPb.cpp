@@ -1,5 +1,6 @@
 //===- TensorPb.cpp - ONNX TensorProto (.pb) files ------------------------===//
 #include "oflow_rt/TensorPb.h"
+#include "oflow_rt/ConfinedFile.h"
 #include "oflow_rt/Error.h"
 #include "oflow_rt/FileUtil.h"
 
@@ -82,15 +83,19 @@ std::string readExternal(const TensorProto &p, const std::string &path,
                   kv.value() + "'");
     }
   }
-  if (location.empty() || location[0] == '/' ||
-      location.find("..") != std::string::npos)
-    throw Error(path + ": external data location '" + location +
-                "' must be a relative path inside the model's folder");
-  std::string file = dir + "/" + location;
-  // Only the tensor's range: a model's initializers share one data file, and
-  // reading it whole for each of them made GPT-2 small (208 tensors, 510 MB)
-  // start in minutes.
-  return readFileRange(file, offset, length, path);
+  // The importer's rule (oflow_rt/ConfinedFile.h): inside the model's
+  // folder, no link out of it. Only the tensor's range: a model's
+  // initializers share one data file, and reading it whole for each of them
+  // made GPT-2 small (208 tensors, 510 MB) start in minutes.
+  if (offset < 0 || length < -1)
+    throw Error(path + ": external data offset " + std::to_string(offset) +
+                " or length " + std::to_string(length) + " is negative");
+  std::string bytes, why;
+  if (!readConfinedRange(dir, location, static_cast<uint64_t>(offset),
+                         length >= 0 ? std::optional<uint64_t>(length) : std::nullopt,
+                         bytes, why))
+    throw Error(path + ": external data location '" + location + "' " + why);
+  return bytes;
 }
 } // namespace
 

@@ -12,6 +12,7 @@
 #include "oflow_rt/Export.h"
 #include "oflow_rt/Feeder.h"
 #include "oflow_rt/FileUtil.h"
+#include "oflow_rt/GradCheck.h"
 #include "oflow_rt/Modes.h"
 #include "oflow_rt/Npy.h"
 #include "oflow_rt/Options.h"
@@ -190,6 +191,8 @@ int Trainer::run() {
   if (o.checkMemory && !m.findScalar("poison"))
     throw usageError("--check-memory: this program was compiled without "
                      "the poison scalar");
+  if (o.checkGradients)
+    p.requireEntry("grads", "--check-gradients");
   if (!o.dumpGradsDir.empty()) {
     p.requireEntry("grads", "--dump-grads");
     if (m.grads.empty())
@@ -255,6 +258,14 @@ int Trainer::run() {
 
   if (!o.dumpGradsDir.empty())
     dumpGrads(first);
+  if (o.checkGradients) {
+    GradCheckOptions check;
+    check.tolerance = *o.checkGradients;
+    return checkGradients(p, check, [&] {
+      feed->fill(first, p.io.data());
+      setScalars(first);
+    });
+  }
 
   int64_t lastSave = -1, lastEval = -1;
   if (log)

@@ -92,11 +92,13 @@ TEST(Weights, RejectsBadModels) {
   std::vector<uint8_t> state(256);
   std::string path = dir.path + "/m.onnx";
   good().write(path);
-  expectError([&] { loadWeights(path, m, state.data(), true); }, "weights.bin: cannot open");
+  expectError([&] { loadWeights(path, m, state.data(), true); },
+              "initializer 'b': external data location 'weights.bin' does not exist next to the model");
   writeExternal(dir.path);
   good("weights.bin", 12).write(path);
   expectError([&] { loadWeights(path, m, state.data(), true); },
-              "weights.bin: too short for " + path + ": initializer 'b'");
+              "initializer 'b': external data location 'weights.bin' is truncated "
+              "(20 bytes, needs offset 12 + length 12)");
   good("../weights.bin").write(path);
   expectError([&] { loadWeights(path, m, state.data(), true); }, "inside the model's folder");
   Model noSteps = good();

@@ -203,6 +203,22 @@ def main():
           "step 0 loss is not the loss before the update")
     check(abs(log[3][2] - 0.05 / 1.3) < 1e-8, "lr_used of step 3: %s" % log[3][2])
 
+    # --check-gradients: the program's gradients against central differences
+    # of its loss; a bias gradient 3% off (the fake's test hook) fails and is
+    # named, the right one passes, and a tolerance of 10% lets it through.
+    r = run(train, "--check-gradients", *data)
+    check(r.returncode == 0 and "0 of 2 tensors above the tolerance" in r.stderr,
+          "check-gradients on right gradients: rc=%d %r" % (r.returncode, r.stderr))
+    wrong = dict(os.environ, FAKE_BIAS_GRAD_SCALE="1.03")
+    r = subprocess.run([train, "--check-gradients", *data], capture_output=True, text=True, env=wrong)
+    bad = [l for l in r.stderr.splitlines() if l.rstrip().endswith("FAIL")]
+    check(r.returncode == 1 and len(bad) == 1 and bad[0].split()[0] == "b",
+          "check-gradients on a 3%% wrong bias gradient: rc=%d %r" % (r.returncode, r.stderr))
+    r = subprocess.run([train, "--check-gradients=0.1", *data], capture_output=True, text=True,
+                       env=wrong)
+    check(r.returncode == 0, "check-gradients=0.1 with a 3%% error: rc=%d %r" % (r.returncode, r.stderr))
+    one_line_error(run(train, "--check-gradients=x"), train, "--check-gradients wants", code=2)
+
     # Synthetic data: one warning, deterministic.
     r1 = run(train, "--steps", 3, "--log-json", p("s1.json"))
     r2 = run(train, "--steps", 3, "--log-json", p("s2.json"))

@@ -30,6 +30,16 @@ bool mayFuse(OpOperand *operand) {
          !isLibraryOp(operand->get().getDefiningOp());
 }
 
+/// Reshapes are propagated through single-use producers only, as upstream's
+/// pass does: expanding a producer with other users keeps the original for
+/// them, and with the collapse patterns the copies fed each other (a random
+/// 73-node graph of slices, concatenations and broadcasts did not finish in
+/// minutes; issue #13's differential tester).
+bool mayPropagateReshape(OpOperand *operand) {
+  Operation *producer = operand->get().getDefiningOp();
+  return mayFuse(operand) && (!producer || producer->hasOneUse());
+}
+
 /// Fusing a producer into a consumer that reads it through a map not using
 /// every consumer loop (a broadcast, or a scatter-add's loop over table rows)
 /// would recompute the producer on every iteration of the unused loops: the
@@ -71,13 +81,17 @@ struct OFlowFuseElementwise
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, mayFuseProducer);
-    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, mayFuse);
+    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns,
+                                                      mayPropagateReshape);
     linalg::populateConstantFoldLinalgOperations(patterns, mayFuse);
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    // Top-down, as upstream's pass, for compile time.
+    GreedyRewriteConfig config;
+    config.setUseTopDownTraversal();
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       signalPassFailure();
   }
 };

@@ -25,6 +25,9 @@ struct TrainOptions {
   std::string weights; // --weights FILE.onnx
   int64_t saveEvery = 0; // 0: only at the end
   bool checkMemory = false;
+  /// --check-gradients[=TOL]: compare the gradients with central
+  /// differences of the loss, then exit.
+  std::optional<double> checkGradients;
   int threads = 0; // --threads N for BLAS; 0: OpenBLAS's default
   bool allowTf32 = false; // --allow-tf32 (CUDA executables)
   bool help = false;

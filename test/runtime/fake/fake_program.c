@@ -16,6 +16,7 @@
  *===----------------------------------------------------------------------===*/
 #include "oflow_rt/abi.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 enum { B = 8, D = 4, T = 3 };
@@ -134,6 +135,12 @@ void _mlir_ciface_oflow_grad_step(oflow_buffer *state, oflow_buffer *io,
   float resid[B];
   *F(io, LOSS) = forward(state, io, arena, resid);
   gradients(io, resid, F(io, GW), F(io, GB));
+  /* A silently wrong gradient on demand, for --check-gradients' test: the
+     bias gradient scaled by FAKE_BIAS_GRAD_SCALE. */
+  const char *scale = getenv("FAKE_BIAS_GRAD_SCALE");
+  if (scale)
+    for (int t = 0; t < T; ++t)
+      F(io, GB)[t] *= (float)atof(scale);
   poison(io, arena);
 }
 #endif
