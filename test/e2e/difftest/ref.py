@@ -242,7 +242,12 @@ def evaluate_node(node, ins, dt):
             mom = a.get("momentum", 0.9)
             y = (x - bm.reshape(shp)) / torch.sqrt(bv.reshape(shp) + eps) * scale.reshape(shp) \
                 + bias.reshape(shp)
-            outs = [y, mean * mom + bm * (1 - mom), var * mom + bv * (1 - mom)]
+            # Running statistics are buffers: no gradient flows through
+            # them (PyTorch updates them under no_grad; so does oflow).
+            # The running variance takes the unbiased batch variance, as in
+            # PyTorch (and oflow; ONNX's reference uses the biased one).
+            bm, uv = bm.detach(), x.var(dim=dims, unbiased=True).detach()
+            outs = [y, mean * mom + bm * (1 - mom), var * mom + uv * (1 - mom)]
             return outs[:len(node.output)]
         y = (x - mean.reshape(shp)) / torch.sqrt(var.reshape(shp) + eps) * scale.reshape(shp) \
             + bias.reshape(shp)
