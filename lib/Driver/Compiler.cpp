@@ -184,6 +184,9 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   reportProgram(*module, options);
   if (options.emit == EmitStage::Training)
     return failed(finish(EmitStage::Training)) ? 1 : 0;
+  // What the training passes chose (torch.optim's defaults for what the
+  // user left unset), read back before later stages rewrite the functions.
+  TrainingDescription training = describeTraining(*module);
 
   // SBP stages: on a mesh, or when asked for their output. A single-device
   // program skips them (its layouts would all be B).
@@ -249,10 +252,10 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     info.weightsFile = std::string(path);
   }
   info.embedLimit = options.embedWeightsLimit;
-  info.extraLines = describeTraining(options);
-  if (options.mode == Mode::Train) {
+  info.extraLines = training.lines;
+  if (options.mode == Mode::Train && training.lr) {
     char lr[40];
-    std::snprintf(lr, sizeof lr, "%.9g", options.training.lr);
+    std::snprintf(lr, sizeof lr, "%.9g", *training.lr);
     info.scalarDefaults.push_back({"lr", lr});
   }
   auto image = extractProgramImage(*module, info);

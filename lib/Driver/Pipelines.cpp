@@ -8,6 +8,7 @@
 #include "oflow/Training/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -17,6 +18,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 using namespace mlir;
 
@@ -46,17 +48,6 @@ void registerPipelinePasses() {
   (void)done;
 }
 
-/// A pass option value in MLIR's textual pipeline syntax.
-static std::string quoted(llvm::StringRef value) {
-  std::string out = "\"";
-  for (char c : value) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 static LogicalResult addTextual(PassManager &pm, const std::string &pipeline) {
   std::string error;
   llvm::raw_string_ostream os(error);
@@ -76,26 +67,38 @@ static std::string num(double v) {
 LogicalResult addTrainingPasses(PassManager &pm, const CompileOptions &options) {
   if (options.mode == Mode::Infer)
     return addTextual(pm, "oflow-build-infer-entry,canonicalize,cse");
+  // Typed options: what the user set, nothing more; the passes own the
+  // defaults (torch.optim's), and the manifest is written from what the IR
+  // records (describeTraining).
   const TrainingOptions &t = options.training;
-  std::string freeze;
-  for (const std::string &f : t.freeze)
-    freeze += (freeze.empty() ? "" : ",") + quoted(f);
-  std::string pipeline =
-      "oflow-append-loss{loss=" + t.loss + " label=" +
-      quoted(t.label) + "},oflow-autodiff" +
-      (freeze.empty() ? std::string() : "{freeze=" + freeze + "}") +
-      ",oflow-build-train-step{optimizer=" + t.optimizer + " lr=" + num(t.lr) +
-      " momentum=" + num(t.momentum) + " dampening=" + num(t.dampening) +
-      " nesterov=" + (t.nesterov ? "true" : "false") + " beta1=" + num(t.beta1) +
-      " beta2=" + num(t.beta2) + " eps=" + num(t.eps) +
-      " weight-decay=" + num(t.weightDecay) +
-      " clip-grad-norm=" + num(t.clipGradNorm) + " schedule=" + t.schedule +
-      " warmup-steps=" + std::to_string(t.warmupSteps) +
-      " total-steps=" + std::to_string(t.totalSteps) + " min-lr=" + num(t.minLr) +
-      " loss-scaling=" + (options.precision == "fp16" ? "true" : "false") +
-      " loss-scale=" + num(t.lossScale) +
-      "},canonicalize,cse";
-  return addTextual(pm, pipeline);
+  AppendLossOptions loss;
+  loss.loss = t.loss;
+  loss.label = t.label;
+  pm.addPass(createAppendLoss(loss));
+  OFlowAutodiffOptions autodiff;
+  autodiff.freeze.assign(t.freeze.begin(), t.freeze.end());
+  pm.addPass(createOFlowAutodiff(autodiff));
+  BuildTrainStepOptions step;
+  step.optimizer = t.optimizer;
+  step.lr = t.lr;
+  step.momentum = t.momentum;
+  step.dampening = t.dampening;
+  step.nesterov = t.nesterov;
+  step.beta1 = t.beta1;
+  step.beta2 = t.beta2;
+  step.eps = t.eps;
+  step.weightDecay = t.weightDecay;
+  step.clipGradNorm = t.clipGradNorm;
+  step.schedule = t.schedule;
+  step.warmupSteps = t.warmupSteps;
+  step.totalSteps = t.totalSteps;
+  step.minLr = t.minLr;
+  step.lossScaling = options.precision == "fp16";
+  step.lossScale = t.lossScale;
+  pm.addPass(createBuildTrainStep(step));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  return success();
 }
 
 LogicalResult addLinalgPasses(PassManager &pm, const CompileOptions &options) {
@@ -123,27 +126,56 @@ int64_t programBatch(ModuleOp module) {
   return 0;
 }
 
-std::vector<std::string> describeTraining(const CompileOptions &options) {
-  if (options.mode != Mode::Train)
-    return {};
-  const TrainingOptions &t = options.training;
-  std::vector<std::string> lines;
-  std::string opt = "optimizer " + t.optimizer + " lr=" + num(t.lr) +
-                    " weight_decay=" + num(t.weightDecay);
-  if (t.optimizer == "sgd")
-    opt += " momentum=" + num(t.momentum) + " dampening=" + num(t.dampening) +
-           " nesterov=" + (t.nesterov ? "1" : "0");
-  else
-    opt += " beta1=" + num(t.beta1) + " beta2=" + num(t.beta2) +
-           " eps=" + num(t.eps);
-  if (t.clipGradNorm > 0)
-    opt += " clip_grad_norm=" + num(t.clipGradNorm);
-  lines.push_back(opt);
-  lines.push_back("schedule " + t.schedule +
-                  " warmup_steps=" + std::to_string(t.warmupSteps) +
-                  " total_steps=" + std::to_string(t.totalSteps) +
-                  " min_lr=" + num(t.minLr));
-  return lines;
+/// The shortest text that reads back as `v` (0.9, not 0.90000000000000002).
+static std::string shortest(double v) {
+  char text[40];
+  for (int digits = 6; digits < 17; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, v);
+    if (std::strtod(text, nullptr) == v)
+      return text;
+  }
+  return num(v);
+}
+
+/// A manifest value: numbers as the runtime parses them back.
+static std::string manifestValue(Attribute value) {
+  if (auto f = dyn_cast<FloatAttr>(value))
+    return shortest(f.getValueAsDouble());
+  if (auto i = dyn_cast<IntegerAttr>(value))
+    return i.getType().isInteger(1) ? (i.getValue().isZero() ? "0" : "1")
+                                    : std::to_string(i.getInt());
+  if (auto b = dyn_cast<BoolAttr>(value))
+    return b.getValue() ? "1" : "0";
+  if (auto str = dyn_cast<StringAttr>(value))
+    return str.getValue().str();
+  return "?";
+}
+
+TrainingDescription describeTraining(ModuleOp module) {
+  TrainingDescription d;
+  DictionaryAttr opt;
+  module.walk([&](FunctionOpInterface fn) {
+    if (auto a = fn->getAttrOfType<DictionaryAttr>(
+            mlir::oflow::OFlowDialect::kOptimizerAttrName))
+      opt = a;
+  });
+  if (!opt)
+    return d;
+  // "optimizer KIND lr=.. weight_decay=.. <the optimizer's own>", then
+  // "schedule KIND <its parameters>": the attribute's keys, as recorded.
+  std::string line = "optimizer " + manifestValue(opt.get("kind"));
+  std::string schedule = "schedule " + manifestValue(opt.get("schedule"));
+  for (NamedAttribute a : opt) {
+    StringRef key = a.getName().getValue();
+    if (key == "kind" || key == "schedule")
+      continue;
+    bool scheduleKey = key == "warmup_steps" || key == "total_steps" || key == "min_lr";
+    (scheduleKey ? schedule : line) += " " + key.str() + "=" + manifestValue(a.getValue());
+  }
+  d.lines = {line, schedule};
+  if (auto lr = dyn_cast_or_null<FloatAttr>(opt.get("lr")))
+    d.lr = lr.getValueAsDouble();
+  return d;
 }
 
 } // namespace oflow

@@ -4,7 +4,12 @@
 
 #include "oflow/Driver/Driver.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace oflow {
 
@@ -39,8 +44,14 @@ std::string describeMemoryPlan(mlir::ModuleOp module);
 mlir::LogicalResult writeText(const std::string &text,
                               const CompileOptions &options, mlir::Location loc);
 
-/// Manifest records describing the optimizer and schedule.
-std::vector<std::string> describeTraining(const CompileOptions &options);
+/// Manifest records describing the optimizer and schedule, from what
+/// oflow-build-train-step recorded in the IR (`oflow.optimizer`), and the
+/// base learning rate it chose (the `lr` scalar's default).
+struct TrainingDescription {
+  std::vector<std::string> lines;
+  std::optional<double> lr;
+};
+TrainingDescription describeTraining(mlir::ModuleOp module);
 
 } // namespace oflow
 

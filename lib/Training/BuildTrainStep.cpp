@@ -187,8 +187,10 @@ LogicalResult BuildTrainStep::parseOptions() {
                 "warmup-cosine)");
   OptimizerConfig &c = optimizerConfig;
   c.kind = *kind;
-  // torch's defaults where the option was left negative.
-  c.lr = lr >= 0 ? lr : (c.kind == OptimizerKind::sgd ? 0.01 : 1e-3);
+  // torch.optim's defaults where the option was left negative (the pass owns
+  // them; the driver passes what the user set): lr 1e-3 for all three (SGD's
+  // since torch 2), weight decay 0.01 for AdamW and 0 otherwise.
+  c.lr = lr >= 0 ? lr : 1e-3;
   c.weightDecay = weightDecay >= 0
                       ? weightDecay
                       : (c.kind == OptimizerKind::adamw ? 0.01 : 0.0);

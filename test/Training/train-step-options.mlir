@@ -25,10 +25,10 @@
 // RUN: not oflow-opt %s -oflow-build-train-step="schedule=cosine total-steps=-3" 2>&1 | FileCheck %s --check-prefix=NEGSTEPS
 // NEGSTEPS: error: oflow-build-train-step: --warmup-steps and --total-steps must not be negative
 
-// Unset lr / weight decay take torch's defaults: SGD has none in torch, 0.01
-// here.
+// Unset lr / weight decay take torch.optim's defaults: lr 1e-3 (SGD's since
+// torch 2).
 // RUN: oflow-opt %s -oflow-build-train-step | FileCheck %s --check-prefix=SGD
-// SGD: kind = "sgd", lr = 1.000000e-02 : f64, {{.*}} weight_decay = 0.000000e+00 : f64
+// SGD: kind = "sgd", lr = 1.000000e-03 : f64, {{.*}} weight_decay = 0.000000e+00 : f64
 // RUN: oflow-opt %s -oflow-build-train-step="optimizer=adam" | FileCheck %s --check-prefix=ADAM
 // ADAM: kind = "adam", lr = 1.000000e-03 : f64, schedule = "constant", weight_decay = 0.000000e+00 : f64
 

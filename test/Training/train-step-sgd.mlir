@@ -39,7 +39,7 @@
 // steps along d + mu * buf.
 // NESTEROV-LABEL: func.func @oflow_train_step(
 // NESTEROV-SAME: %[[G:.*]]: tensor<3x4xf32> {oflow.name = "g"}
-// NESTEROV-SAME: lr = 1.000000e-02 : f64, momentum = 9.000000e-01 : f64, nesterov = true
+// NESTEROV-SAME: lr = 1.000000e-03 : f64, momentum = 9.000000e-01 : f64, nesterov = true
 // NESTEROV-NOT: oflow.compare
 // NESTEROV-NOT: oflow.where
 // NESTEROV: oflow.cast %{{.*}} to f64

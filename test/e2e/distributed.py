@@ -96,6 +96,8 @@ class Harness:
             cmd += ["--mesh", mesh]
         for h in hints:
             cmd += ["--sbp", h]
+        if "--lr" not in extra:
+            cmd += ["--lr", "0.01"]  # torch.optim's 1e-3 learns too little in 20 steps
         proc = run(cmd + list(extra))
         if proc.returncode != 0:
             check(False, f"compile {model} on {mesh} {list(hints)}: {proc.stderr.strip()[-400:]}")

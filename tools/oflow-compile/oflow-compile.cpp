@@ -170,19 +170,21 @@ int run(int argc, char **argv) {
                  "--nesterov), adam or adamw")
       ->check(CLI::IsMember({"sgd", "adam", "adamw"}))
       ->group(training);
-  app.add_option("--lr", t.lr, "base learning rate (the executable's --lr "
-                 "overrides it)")->group(training);
+  app.add_option("--lr", t.lr, "base learning rate (default torch.optim's, "
+                 "1e-3; the executable's --lr overrides it)")
+      ->check(CLI::NonNegativeNumber)
+      ->group(training);
   app.add_option("--momentum", t.momentum, "SGD momentum")->group(training);
   app.add_option("--dampening", t.dampening, "SGD dampening")->group(training);
   app.add_flag("--nesterov", t.nesterov, "Nesterov momentum")->group(training);
   app.add_option("--beta1", t.beta1, "Adam beta1")->group(training);
   app.add_option("--beta2", t.beta2, "Adam beta2")->group(training);
   app.add_option("--eps", t.eps, "Adam epsilon")->group(training);
-  auto *weightDecayOpt =
-      app.add_option("--weight-decay", t.weightDecay,
+  app.add_option("--weight-decay", t.weightDecay,
                      "weight decay (L2 for sgd/adam, decoupled for adamw); "
                      "default 0, and 0.01 for adamw as in torch.optim.AdamW")
-          ->group(training);
+      ->check(CLI::NonNegativeNumber)
+      ->group(training);
   app.add_option("--clip-grad-norm", t.clipGradNorm,
                  "clip the global gradient norm to this value (0: off)")
       ->group(training);
@@ -233,8 +235,6 @@ int run(int argc, char **argv) {
   options.mode = mode == "infer" ? oflow::Mode::Infer : oflow::Mode::Train;
   options.verbose = !quiet;
   options.optLevel = optLevel;
-  if (t.optimizer == "adamw" && !*weightDecayOpt)
-    t.weightDecay = 0.01; // torch.optim.AdamW's default
   options.embedWeightsLimit = embedMiB << 20;
   if (*batchOpt)
     options.import.batch = batch;

@@ -37,14 +37,16 @@ struct TrainingOptions {
   std::string label = "labels";
   std::vector<std::string> freeze;
   std::string optimizer = "sgd"; ///< sgd | adam | adamw
-  double lr = 0.01;
+  /// Negative: unset; oflow-build-train-step applies torch.optim's default.
+  double lr = -1.0;
   double momentum = 0.0;
   double dampening = 0.0;
   bool nesterov = false;
   double beta1 = 0.9;
   double beta2 = 0.999;
   double eps = 1e-8;
-  double weightDecay = 0.0;
+  /// Negative: unset (torch.optim's default: 0.01 for AdamW, else 0).
+  double weightDecay = -1.0;
   double clipGradNorm = 0.0;
   std::string schedule = "constant"; ///< constant | linear-warmup | cosine | warmup-cosine
   int64_t warmupSteps = 0;

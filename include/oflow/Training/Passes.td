@@ -144,7 +144,7 @@ def BuildTrainStep : Pass<"oflow-build-train-step", "::mlir::ModuleOp"> {
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
            "sgd|adam|adamw">,
     Option<"lr", "lr", "double", /*default=*/"-1.0",
-           "default base learning rate (negative: the optimizer's torch default)">,
+           "default base learning rate (negative: torch.optim's default, 1e-3)">,
     Option<"momentum", "momentum", "double", /*default=*/"0.0", "SGD momentum">,
     Option<"dampening", "dampening", "double", /*default=*/"0.0", "SGD dampening">,
     Option<"nesterov", "nesterov", "bool", /*default=*/"false",

@@ -28,11 +28,12 @@ INPUTS = {"mlp": ["x", "y"], "cnn": ["x", "y"], "gpt": ["tokens", "targets"]}
 def parse_flags(flags):
     p = argparse.ArgumentParser()
     p.add_argument("--optimizer", default="sgd")
-    p.add_argument("--lr", type=float, default=0.01)
+    # Unset: torch.optim's defaults (SGD has none in torch 1.13; torch 2's 1e-3).
+    p.add_argument("--lr", type=float, default=None)
     p.add_argument("--momentum", type=float, default=0.0)
     p.add_argument("--dampening", type=float, default=0.0)
     p.add_argument("--nesterov", action="store_true")
-    p.add_argument("--weight-decay", type=float, default=0.0)
+    p.add_argument("--weight-decay", type=float, default=None)
     p.add_argument("--beta1", type=float, default=0.9)
     p.add_argument("--beta2", type=float, default=0.999)
     p.add_argument("--eps", type=float, default=1e-8)
@@ -49,15 +50,19 @@ def torch_run(example, data, o, steps, batch):
     model = example.make_model()
     model.train()
     params = list(model.parameters())
-    # The executable receives the base rate as f32.
-    lr = float(np.float32(o.lr))
+    # The executable receives the base rate as f32. What the flags leave
+    # unset is left to torch.optim's own defaults.
+    given = {}
+    if o.lr is not None:
+        given["lr"] = float(np.float32(o.lr))
+    if o.weight_decay is not None:
+        given["weight_decay"] = o.weight_decay
     if o.optimizer == "sgd":
-        opt = torch.optim.SGD(params, lr=lr, momentum=o.momentum, dampening=o.dampening,
-                              weight_decay=o.weight_decay, nesterov=o.nesterov)
+        opt = torch.optim.SGD(params, **{"lr": 1e-3, **given}, momentum=o.momentum,
+                              dampening=o.dampening, nesterov=o.nesterov)
     else:
         cls = torch.optim.Adam if o.optimizer == "adam" else torch.optim.AdamW
-        opt = cls(params, lr=lr, betas=(o.beta1, o.beta2), eps=o.eps,
-                  weight_decay=o.weight_decay)
+        opt = cls(params, betas=(o.beta1, o.beta2), eps=o.eps, **given)
     W, T, eta = o.warmup_steps, o.total_steps, o.min_lr
     sched = None
     if o.schedule == "linear-warmup":
