@@ -71,7 +71,6 @@ int64_t smallestDivisorIn(int64_t n, int64_t from, int64_t to) {
 struct Reduction {
   Operation *combiner = nullptr;
   SmallVector<int64_t> ranges;
-  SmallVector<utils::IteratorType> iterators;
   int64_t parallel = 1, reduction = 1;
   /// Reduction loops every operand indexes as a plain dimension (or not at
   /// all): the loops that can be split.
@@ -93,8 +92,7 @@ std::optional<Reduction> analyze(linalg::GenericOp op) {
       combiners.size() != 1 || !arith::getNeutralElement(combiners[0]))
     return std::nullopt;
   r.combiner = combiners[0];
-  r.iterators = op.getIteratorTypesArray();
-  for (auto [d, it] : llvm::enumerate(r.iterators)) {
+  for (auto [d, it] : llvm::enumerate(op.getIteratorTypesArray())) {
     if (it != utils::IteratorType::reduction) {
       r.parallel *= r.ranges[d];
       continue;
@@ -142,22 +140,11 @@ std::optional<Split> occupancySplit(const Reduction &r, int64_t targetThreads,
 /// smallest divisor that brings the chain within `maxChain`, else whole
 /// (inner part 1; the next round splits the rest). A split must shorten
 /// both chains (partial and fold): a lone prime loop stays as it is.
-///
-/// With `lanes` > 1 (the CPU, whose vectorizer folds an innermost reduction
-/// loop in vector tiles of at least that many independent lanes), that loop
-/// counts 1/lanes of its extent towards the chain.
-std::optional<Split> accuracySplit(const Reduction &r, int64_t maxChain,
-                                   int64_t lanes) {
-  if (maxChain <= 0 || !isa<arith::AddFOp, arith::SubFOp>(r.combiner))
+std::optional<Split> accuracySplit(const Reduction &r, int64_t maxChain) {
+  if (maxChain <= 0 || r.reduction <= maxChain ||
+      !isa<arith::AddFOp, arith::SubFOp>(r.combiner))
     return std::nullopt;
-  int64_t chain = r.reduction;
-  unsigned last = r.ranges.size() - 1;
-  if (lanes > 1 && r.iterators[last] == utils::IteratorType::reduction)
-    chain = r.reduction / r.ranges[last] *
-            llvm::divideCeil(r.ranges[last], lanes);
-  if (chain <= maxChain)
-    return std::nullopt;
-  int64_t need = llvm::divideCeil(chain, maxChain);
+  int64_t need = llvm::divideCeil(r.reduction, maxChain);
   for (unsigned d : r.splittable) {
     int64_t extent = r.ranges[d];
     int64_t k = smallestDivisorIn(extent, need, extent);
@@ -302,7 +289,7 @@ struct SplitReductionsPass : impl::SplitReductionsBase<SplitReductionsPass> {
       if (first)
         s = occupancySplit(*r, targetThreads, minChunk);
       if (!s)
-        s = accuracySplit(*r, maxChain, vectorLanes);
+        s = accuracySplit(*r, maxChain);
       if (!s)
         continue;
       auto [partial, fold] = split(op, *s, r->combiner);

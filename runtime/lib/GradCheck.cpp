@@ -35,7 +35,7 @@ struct TensorCheck {
   double projection = 0, typical = 0, estimate = 0, error = 0, resolution = 0;
 };
 
-double sumAt(const std::vector<float> &w) {
+double l2norm(const std::vector<float> &w) {
   double s = 0;
   for (float x : w)
     s += double(x) * x;
@@ -108,7 +108,7 @@ int checkGradients(Program &p, const GradCheckOptions &o,
     }
     std::vector<float> w0(n);
     std::memcpy(w0.data(), saved.data() + var->offset, n * 4);
-    double scale = std::max(sumAt(w0), 1.0);
+    double scale = std::max(l2norm(w0), 1.0);
 
     auto quotient = [&](double h) {
       auto at = [&](double sign) {
@@ -131,7 +131,7 @@ int checkGradients(Program &p, const GradCheckOptions &o,
     TensorCheck c;
     c.name = g.name;
     c.projection = projection;
-    c.typical = sumAt(grad) / std::sqrt(double(n));
+    c.typical = l2norm(grad) / std::sqrt(double(n));
     // The neighbouring pair with the least uncertainty: their disagreement
     // (truncation, and rounding that happens to differ) plus the loss's
     // rounding noise over the smaller step.

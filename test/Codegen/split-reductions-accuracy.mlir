@@ -6,7 +6,6 @@
 // terms in one chain and came out 1e-4 off.
 //
 // RUN: oflow-opt %s -split-input-file -pass-pipeline="builtin.module(func.func(oflow-split-reductions{target-threads=0 max-chain=64}))" | FileCheck %s
-// RUN: oflow-opt %s -split-input-file -pass-pipeline="builtin.module(func.func(oflow-split-reductions{target-threads=0 max-chain=64 vector-lanes=8}))" | FileCheck %s --check-prefix=LANES
 
 #x = affine_map<(n, c, h, w) -> (n, c, h, w)>
 #c = affine_map<(n, c, h, w) -> (c)>
@@ -89,30 +88,3 @@ func.func @prime_row(%x: tensor<16x50257xf32>, %init: tensor<16xf32>) -> tensor<
   return %r : tensor<16xf32>
 }
 
-// -----
-
-#id = affine_map<(d0, d1) -> (d0, d1)>
-#row = affine_map<(d0, d1) -> (d0)>
-// With 8 vector lanes, an innermost row of 65 (the GPT example's
-// vocabulary) is 9 adds per lane: not split; a row of 4096 is 512 per lane:
-// split in 8 partials of 512 columns (64 per lane).
-// LANES-LABEL: func.func @lanes
-// LANES: tensor.expand_shape %arg1 {{\[}}[0], [1, 2]] output_shape [16, 8, 512]
-// LANES-NOT: tensor.expand_shape
-// LANES: return
-func.func @lanes(%x: tensor<16x65xf32>, %y: tensor<16x4096xf32>, %f: tensor<16xf32>)
-    -> (tensor<16xf32>, tensor<16xf32>) {
-  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%x : tensor<16x65xf32>) outs(%f : tensor<16xf32>) {
-  ^bb0(%a: f32, %acc: f32):
-    %r = arith.addf %a, %acc : f32
-    linalg.yield %r : f32
-  } -> tensor<16xf32>
-  %t = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%y : tensor<16x4096xf32>) outs(%f : tensor<16xf32>) {
-  ^bb0(%a: f32, %acc: f32):
-    %r = arith.addf %a, %acc : f32
-    linalg.yield %r : f32
-  } -> tensor<16xf32>
-  return %s, %t : tensor<16xf32>, tensor<16xf32>
-}

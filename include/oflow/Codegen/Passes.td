@@ -124,9 +124,7 @@ def SplitReductions : Pass<"oflow-split-reductions", "mlir::func::FuncOp"> {
       reduction extent) exceeds `max-chain` (0: never) is split at its
       outermost splittable loop, and the partials and folds again, until no
       chain is longer where the loop extents allow (cascade summation: the
-      error of n sequential f32 adds grows like n ulps). An innermost
-      reduction loop counts 1/`vector-lanes` of its extent (the CPU
-      vectorizer folds it in that many independent lanes).
+      error of n sequential f32 adds grows like n ulps).
 
     Runs before bufferization, so the memory plan places the partials.
   }];
@@ -137,8 +135,6 @@ def SplitReductions : Pass<"oflow-split-reductions", "mlir::func::FuncOp"> {
            "the least number of reduced elements per partial result">,
     Option<"maxChain", "max-chain", "int64_t", "0",
            "longest sequential chain of float additions (0: no limit)">,
-    Option<"vectorLanes", "vector-lanes", "int64_t", "1",
-           "independent accumulator lanes of an innermost reduction loop (the CPU's vector tiles)">,
   ];
   let dependentDialects = ["mlir::tensor::TensorDialect", "mlir::linalg::LinalgDialect",
                            "mlir::arith::ArithDialect"];
