@@ -303,6 +303,12 @@ def OFlow_BatchNormTrainingOp : OFlow_InferOp<"batch_norm_training", [OFlow_Sbp]
     `running = running * momentum + batch * (1 - momentum)` (the running
     variance uses the unbiased batch variance, as PyTorch does).
 
+    The statistics, the normalization and its gradient are computed in
+    `getStatisticsType` (f64 for f32 input, f32 for f16/bf16), as PyTorch's
+    CPU kernels do (`acc_type`): a float32 sum over N*H*W terms, and the
+    cancellation in the backward pass's `dy - mean(dy) - xhat * mean(dy *
+    xhat)`, would leave gradients ~1e-5 off where PyTorch's are ~1e-7 off.
+
     ```mlir
     %y, %rm, %rv = oflow.batch_norm_training %x, %s, %b, %m, %v
         {epsilon = 9.99999974E-6 : f32, momentum = 0.899999976 : f32}
@@ -319,6 +325,16 @@ def OFlow_BatchNormTrainingOp : OFlow_InferOp<"batch_norm_training", [OFlow_Sbp]
                       OFlow_FloatTensor:$new_running_var);
   let assemblyFormat = "$input `,` $scale `,` $bias `,` $running_mean `,` "
                        "$running_var attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = [{
+    /// The element type batch statistics are accumulated and applied in.
+    static ::mlir::Type getStatisticsType(::mlir::Type elementType) {
+      if (elementType.isF32())
+        return ::mlir::Float64Type::get(elementType.getContext());
+      if (elementType.isF16() || elementType.isBF16())
+        return ::mlir::Float32Type::get(elementType.getContext());
+      return elementType;
+    }
+  }];
 }
 
 //===----------------------------------------------------------------------===//

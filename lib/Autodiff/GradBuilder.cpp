@@ -67,6 +67,12 @@ Value GradBuilder::mul(Value a, Value b) { return op<MulOp>(a, b); }
 Value GradBuilder::div(Value a, Value b) { return op<DivOp>(a, b); }
 Value GradBuilder::neg(Value a) { return op<NegOp>(a); }
 
+Value GradBuilder::convert(Value a, Type elementType) {
+  if (tensorType(a).getElementType() == elementType)
+    return a;
+  return op<CastOp>(a, elementType);
+}
+
 Value GradBuilder::compare(ComparePredicate predicate, Value a, Value b) {
   return op<CompareOp>(predicate, a, b);
 }

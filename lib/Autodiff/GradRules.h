@@ -43,6 +43,8 @@ public:
   mlir::Value mul(mlir::Value a, mlir::Value b);
   mlir::Value div(mlir::Value a, mlir::Value b);
   mlir::Value neg(mlir::Value a);
+  /// `a` converted to `elementType` (`a` itself when it already is).
+  mlir::Value convert(mlir::Value a, mlir::Type elementType);
   mlir::Value compare(mlir::oflow::ComparePredicate predicate, mlir::Value a,
                       mlir::Value b);
   mlir::Value where(mlir::Value condition, mlir::Value a, mlir::Value b);

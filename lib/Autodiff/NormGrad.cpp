@@ -118,24 +118,29 @@ void registerNorms(GradRegistry &r) {
     return success();
   });
   // Batch statistics (biased variance); the running statistics (operands 3
-  // and 4, results 1 and 2) are buffers and carry no gradient.
+  // and 4, results 1 and 2) are buffers and carry no gradient. Computed in
+  // the op's statistics type (f64 for f32), as the forward pass is.
   r.add<BatchNormTrainingOp>(
       [](BatchNormTrainingOp op, GradArgs &a) {
         GradBuilder &b = a.b;
-        Value x = op.getInput(), g = a.grad(0);
+        Value g = a.grad(0);
         if (!g)
           return success();
+        Type type = tensorType(op.getInput()).getElementType();
+        Type wide = BatchNormTrainingOp::getStatisticsType(type);
+        Value x = b.convert(op.getInput(), wide);
+        g = b.convert(g, wide);
         int64_t rank = tensorType(x).getRank();
         SmallVector<int64_t> axes = axesExcept(rank, {1});
         Normalized n = normalize(b, x, axes, op.getEpsilon().convertToDouble());
         if (a.needs(0)) {
-          Value scale = channelShaped(b, op.getScale(), rank);
-          a.set(0, normalizeGrad(b, n, b.mul(g, scale), axes));
+          Value scale = channelShaped(b, b.convert(op.getScale(), wide), rank);
+          a.set(0, b.convert(normalizeGrad(b, n, b.mul(g, scale), axes), type));
         }
         if (a.needs(1))
-          a.set(1, b.sum(b.mul(g, n.xhat), axes, /*keepdims=*/false));
+          a.set(1, b.convert(b.sum(b.mul(g, n.xhat), axes, /*keepdims=*/false), type));
         if (a.needs(2))
-          a.set(2, b.sum(g, axes, /*keepdims=*/false));
+          a.set(2, b.convert(b.sum(g, axes, /*keepdims=*/false), type));
         return success();
       },
       /*inactiveOperands=*/0b11000, /*inactiveResults=*/0b110);

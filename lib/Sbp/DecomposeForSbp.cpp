@@ -115,7 +115,11 @@ static void decomposeMse(MseLossOp op) {
 static void decomposeBatchNorm(BatchNormTrainingOp op) {
   OpBuilder builder(op);
   GradBuilder b(builder, op.getLoc());
-  Value x = op.getInput();
+  // In the statistics type (f64 for f32), as the op's lowering computes it;
+  // the partial sums a mesh all-reduces are then f64 too.
+  Type type = tensorType(op.getInput()).getElementType();
+  Type wide = BatchNormTrainingOp::getStatisticsType(type);
+  Value x = b.convert(op.getInput(), wide);
   int64_t rank = tensorType(x).getRank();
   SmallVector<int64_t> axes = axesExcept(rank, {1});
   int64_t channels = shapeOf(x)[1];
@@ -130,13 +134,15 @@ static void decomposeBatchNorm(BatchNormTrainingOp op) {
   Value eps = b.scalarLike(op.getEpsilon().convertToDouble(), x);
   Value rstd = b.op<RsqrtOp>(b.add(var, eps));
   Value y = b.add(b.mul(b.mul(centered, rstd),
-                        b.reshape(op.getScale(), channelShape)),
-                  b.reshape(op.getBias(), channelShape));
+                        b.reshape(b.convert(op.getScale(), wide), channelShape)),
+                  b.reshape(b.convert(op.getBias(), wide), channelShape));
+  y = b.convert(y, type);
 
   double momentum = op.getMomentum().convertToDouble();
   auto running = [&](Value old, Value batch) {
-    return b.add(b.scale(old, momentum),
-                 b.scale(b.reshape(batch, {channels}), 1.0 - momentum));
+    return b.convert(b.add(b.scale(b.convert(old, wide), momentum),
+                        b.scale(b.reshape(batch, {channels}), 1.0 - momentum)),
+                  type);
   };
   Value unbiased = b.scale(sumSq, 1.0 / std::max(count - 1.0, 1.0));
   op.getOutput().replaceAllUsesWith(y);

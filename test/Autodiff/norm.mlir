@@ -85,17 +85,21 @@ func.func @main(%x: tensor<2x3x4xf32>, %r: tensor<2x3x4xf32>) -> tensor<f32> {
 // -----
 
 // batch_norm_training: batch statistics over N, H, W; the full backward
-// rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)); the running
-// statistics are buffers (no gradient, not trainable).
+// rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), computed in f64
+// (the op's statistics type) and rounded back once; the running statistics
+// are buffers (no gradient, not trainable).
 // CHECK-LABEL: func.func @main
 // CHECK: oflow.weight "bn.running_mean", {{.*}} : tensor<3xf32>{{$}}
 // CHECK: oflow.weight "bn.running_var", {{.*}} : tensor<3xf32>{{$}}
 // CHECK: oflow.constant dense<1.000000e+00>
-// CHECK: %[[G:.*]] = oflow.mul %{{.*}}, %arg0
-// CHECK: %[[MEAN:.*]] = oflow.reduce_mean %{{.*}} {axes = array<i64: 0, 2, 3>}
+// CHECK: %[[G32:.*]] = oflow.mul %{{.*}}, %arg0
+// CHECK: %[[X:.*]] = oflow.cast %{{.*}} to f64 : tensor<4x3x2x2xf32>
+// CHECK: %[[G:.*]] = oflow.cast %[[G32]] to f64 : tensor<4x3x2x2xf32>
+// CHECK: %[[MEAN:.*]] = oflow.reduce_mean %[[X]] {axes = array<i64: 0, 2, 3>} : (tensor<4x3x2x2xf64>)
 // CHECK: %[[RSTD:.*]] = oflow.rsqrt
 // CHECK: %[[XHAT:.*]] = oflow.mul %{{.*}}, %[[RSTD]]
-// CHECK: %[[SC:.*]] = oflow.reshape %{{.*}} [1, 3, 1, 1] : (tensor<3xf32>) -> tensor<1x3x1x1xf32>
+// CHECK: %[[S64:.*]] = oflow.cast %{{.*}} to f64 : tensor<3xf32>
+// CHECK: %[[SC:.*]] = oflow.reshape %[[S64]] [1, 3, 1, 1] : (tensor<3xf64>) -> tensor<1x3x1x1xf64>
 // CHECK: %[[DXH:.*]] = oflow.mul %[[G]], %[[SC]]
 // CHECK: %[[M1:.*]] = oflow.reduce_mean %[[DXH]] {axes = array<i64: 0, 2, 3>}
 // CHECK: %[[P:.*]] = oflow.mul %[[DXH]], %[[XHAT]]
@@ -103,10 +107,13 @@ func.func @main(%x: tensor<2x3x4xf32>, %r: tensor<2x3x4xf32>) -> tensor<f32> {
 // CHECK: %[[XM2:.*]] = oflow.mul %[[XHAT]], %[[M2]]
 // CHECK: %[[D1:.*]] = oflow.sub %[[DXH]], %[[M1]]
 // CHECK: %[[D2:.*]] = oflow.sub %[[D1]], %[[XM2]]
-// CHECK: %[[GX:.*]] = oflow.mul %[[RSTD]], %[[D2]]
+// CHECK: %[[GX64:.*]] = oflow.mul %[[RSTD]], %[[D2]]
+// CHECK: %[[GX:.*]] = oflow.cast %[[GX64]] to f32
 // CHECK: %[[GXH:.*]] = oflow.mul %[[G]], %[[XHAT]]
-// CHECK: %[[GW:.*]] = oflow.reduce_sum %[[GXH]] {axes = array<i64: 0, 2, 3>, keepdims = false}
-// CHECK: %[[GB:.*]] = oflow.reduce_sum %[[G]] {axes = array<i64: 0, 2, 3>, keepdims = false}
+// CHECK: %[[GW64:.*]] = oflow.reduce_sum %[[GXH]] {axes = array<i64: 0, 2, 3>, keepdims = false}
+// CHECK: %[[GW:.*]] = oflow.cast %[[GW64]] to f32 : tensor<3xf64>
+// CHECK: %[[GB64:.*]] = oflow.reduce_sum %[[G]] {axes = array<i64: 0, 2, 3>, keepdims = false}
+// CHECK: %[[GB:.*]] = oflow.cast %[[GB64]] to f32 : tensor<3xf64>
 // CHECK: oflow.gradient "x", %[[GX]] : tensor<4x3x2x2xf32>
 // CHECK-NEXT: oflow.gradient "bn.weight", %[[GW]] : tensor<3xf32>
 // CHECK-NEXT: oflow.gradient "bn.bias", %[[GB]] : tensor<3xf32>

@@ -88,15 +88,20 @@ func.func @layer_norm(%x: tensor<2x3x4xf32>, %g: tensor<3x4xf32>, %b: tensor<3x4
 // -----
 
 // Batch statistics per channel (dim 1); running stats with momentum 0.9 and
-// the unbiased variance (count 4 * 2 * 2 = 16: 16/15 * 0.1).
+// the unbiased variance (count 4 * 2 * 2 = 16: 16/15 * 0.1). All in f64 (the
+// op's statistics type), rounded to f32 once at the end.
 // CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
 // CHECK-LABEL: func.func @batch_norm_training
-// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]
-// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]
-// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[CH]], #[[CH]], #[[CH]], #[[CH]], #{{.*}}]
-// CHECK: arith.constant 0.899999976 : f32
-// CHECK: arith.constant 0.100000024 : f32
-// CHECK: arith.constant 0.106666692 : f32
+// CHECK: arith.extf %{{.*}} : f32 to f64
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]{{.*}} outs(%{{.*}} : tensor<3xf64>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]{{.*}} outs(%{{.*}} : tensor<3xf64>)
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[CH]], #[[CH]], #[[CH]], #[[CH]], #{{.*}}]{{.*}} outs(%{{.*}} : tensor<4x3x2x2xf64>)
+// CHECK: arith.constant 0.89999997615814208 : f64
+// CHECK: arith.constant 0.10000002384185791 : f64
+// CHECK: arith.constant 0.10666669209798177 : f64
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: arith.truncf %{{.*}} : f64 to f32
 func.func @batch_norm_training(%x: tensor<4x3x2x2xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> (tensor<4x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>) {
   %y, %rm, %rv = oflow.batch_norm_training %x, %s, %b, %m, %v {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32} : (tensor<4x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>)
   return %y, %rm, %rv : tensor<4x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>

@@ -56,42 +56,52 @@
 // CHECK-NEXT: %[[M:.*]] = oflow.mul %[[L]], %[[K]]
 // CHECK-NEXT: return %[[M]]
 
-// Batch norm over [N, H, W] (32 values per channel): mean and biased
-// variance from sums (keepdims), normalization with scale and bias reshaped
-// to [1, C, 1, 1]; running statistics old * 0.75 + batch * 0.25 with the
-// unbiased variance (sum / 31) for the running variance.
+// Batch norm over [N, H, W] (32 values per channel), in f64 (the op's
+// statistics type; the partial sums a mesh all-reduces are f64 too): mean
+// and biased variance from sums (keepdims), normalization with scale and
+// bias reshaped to [1, C, 1, 1]; running statistics old * 0.75 + batch *
+// 0.25 with the unbiased variance (sum / 31) for the running variance; the
+// results rounded to f32 once.
 // CHECK-LABEL: func.func @bn
 // CHECK-NOT: oflow.batch_norm_training
-// CHECK: %[[SUM:.*]] = oflow.reduce_sum %arg0 {axes = array<i64: 0, 2, 3>} : (tensor<8x4x2x2xf32>) -> tensor<1x4x1x1xf32>
+// CHECK: %[[X:.*]] = oflow.cast %arg0 to f64 : tensor<8x4x2x2xf32>
+// CHECK-NEXT: %[[SUM:.*]] = oflow.reduce_sum %[[X]] {axes = array<i64: 0, 2, 3>} : (tensor<8x4x2x2xf64>) -> tensor<1x4x1x1xf64>
 // CHECK-NEXT: %[[INV:.*]] = oflow.constant dense<3.125000e-02>
 // CHECK-NEXT: %[[MEAN:.*]] = oflow.mul %[[SUM]], %[[INV]]
-// CHECK-NEXT: %[[C:.*]] = oflow.sub %arg0, %[[MEAN]]
+// CHECK-NEXT: %[[C:.*]] = oflow.sub %[[X]], %[[MEAN]]
 // CHECK-NEXT: %[[SQ:.*]] = oflow.mul %[[C]], %[[C]]
 // CHECK-NEXT: %[[SUMSQ:.*]] = oflow.reduce_sum %[[SQ]] {axes = array<i64: 0, 2, 3>}
 // CHECK-NEXT: %[[INV2:.*]] = oflow.constant dense<3.125000e-02>
 // CHECK-NEXT: %[[VAR:.*]] = oflow.mul %[[SUMSQ]], %[[INV2]]
-// CHECK-NEXT: %[[EPS:.*]] = oflow.constant dense<9.99999974E-6>
+// CHECK-NEXT: %[[EPS:.*]] = oflow.constant dense<9.9999997473787516E-6>
 // CHECK-NEXT: %[[VE:.*]] = oflow.add %[[VAR]], %[[EPS]]
 // CHECK-NEXT: %[[RSTD:.*]] = oflow.rsqrt %[[VE]]
-// CHECK-NEXT: %[[BIAS:.*]] = oflow.reshape %arg2 [1, 4, 1, 1]
-// CHECK-NEXT: %[[SCALE:.*]] = oflow.reshape %arg1 [1, 4, 1, 1]
+// CHECK-NEXT: %[[B64:.*]] = oflow.cast %arg2 to f64
+// CHECK-NEXT: %[[BIAS:.*]] = oflow.reshape %[[B64]] [1, 4, 1, 1]
+// CHECK-NEXT: %[[S64:.*]] = oflow.cast %arg1 to f64
+// CHECK-NEXT: %[[SCALE:.*]] = oflow.reshape %[[S64]] [1, 4, 1, 1]
 // CHECK-NEXT: %[[NORM:.*]] = oflow.mul %[[C]], %[[RSTD]]
 // CHECK-NEXT: %[[SCALED:.*]] = oflow.mul %[[NORM]], %[[SCALE]]
-// CHECK-NEXT: %[[Y:.*]] = oflow.add %[[SCALED]], %[[BIAS]]
-// CHECK-NEXT: %[[UNB:.*]] = oflow.constant dense<0.0322580636>
+// CHECK-NEXT: %[[Y64:.*]] = oflow.add %[[SCALED]], %[[BIAS]]
+// CHECK-NEXT: %[[Y:.*]] = oflow.cast %[[Y64]] to f32
+// CHECK-NEXT: %[[UNB:.*]] = oflow.constant dense<0.032258064516129031>
 // CHECK-NEXT: %[[UVAR:.*]] = oflow.mul %[[SUMSQ]], %[[UNB]]
 // CHECK-NEXT: %[[M4:.*]] = oflow.reshape %[[MEAN]] [4]
 // CHECK-NEXT: %[[Q:.*]] = oflow.constant dense<2.500000e-01>
 // CHECK-NEXT: %[[MB:.*]] = oflow.mul %[[M4]], %[[Q]]
+// CHECK-NEXT: %[[OLDM:.*]] = oflow.cast %arg3 to f64
 // CHECK-NEXT: %[[MOM:.*]] = oflow.constant dense<7.500000e-01>
-// CHECK-NEXT: %[[MO:.*]] = oflow.mul %arg3, %[[MOM]]
-// CHECK-NEXT: %[[RM:.*]] = oflow.add %[[MO]], %[[MB]]
+// CHECK-NEXT: %[[MO:.*]] = oflow.mul %[[OLDM]], %[[MOM]]
+// CHECK-NEXT: %[[RM64:.*]] = oflow.add %[[MO]], %[[MB]]
+// CHECK-NEXT: %[[RM:.*]] = oflow.cast %[[RM64]] to f32
 // CHECK-NEXT: %[[V4:.*]] = oflow.reshape %[[UVAR]] [4]
 // CHECK-NEXT: %[[Q2:.*]] = oflow.constant dense<2.500000e-01>
 // CHECK-NEXT: %[[VB:.*]] = oflow.mul %[[V4]], %[[Q2]]
+// CHECK-NEXT: %[[OLDV:.*]] = oflow.cast %arg4 to f64
 // CHECK-NEXT: %[[MOM2:.*]] = oflow.constant dense<7.500000e-01>
-// CHECK-NEXT: %[[VO:.*]] = oflow.mul %arg4, %[[MOM2]]
-// CHECK-NEXT: %[[RV:.*]] = oflow.add %[[VO]], %[[VB]]
+// CHECK-NEXT: %[[VO:.*]] = oflow.mul %[[OLDV]], %[[MOM2]]
+// CHECK-NEXT: %[[RV64:.*]] = oflow.add %[[VO]], %[[VB]]
+// CHECK-NEXT: %[[RV:.*]] = oflow.cast %[[RV64]] to f32
 // CHECK-NEXT: return %[[Y]], %[[RM]], %[[RV]]
 module attributes {oflow.mesh = #oflow.mesh<4>} {
   func.func @mean(%x: tensor<8x12xf32>) -> tensor<8x1xf32> {

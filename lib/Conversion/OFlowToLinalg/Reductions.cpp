@@ -240,6 +240,23 @@ struct BatchNormInferenceLowering
   }
 };
 
+/// `x` with its float elements extended or truncated to `type`.
+Value convertFloats(OpBuilder &b, Location loc, Value x, Type type) {
+  Type from = elementTypeOf(x);
+  if (from == type)
+    return x;
+  return broadcastGeneric(
+      b, loc, shapeOf(x), type, x,
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        if (from.getIntOrFloatBitWidth() < type.getIntOrFloatBitWidth())
+          return arith::ExtFOp::create(nb, l, type, a[0]);
+        return arith::TruncFOp::create(nb, l, type, a[0]);
+      });
+}
+
+/// Statistics, normalization and running-statistics update in the op's
+/// statistics type (f64 for f32, see the op's description); the results
+/// are rounded back once.
 struct BatchNormTrainingLowering
     : OpConversionPattern<of::BatchNormTrainingOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -247,21 +264,24 @@ struct BatchNormTrainingLowering
   matchAndRewrite(of::BatchNormTrainingOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value x = adaptor.getInput();
+    Type type = elementTypeOf(adaptor.getInput());
+    Type t = of::BatchNormTrainingOp::getStatisticsType(type);
+    auto widen = [&](Value v) { return convertFloats(rewriter, loc, v, t); };
+    Value x = widen(adaptor.getInput());
     int64_t rank = tensorType(x).getRank();
     SmallVector<int64_t> dims = batchNormDims(rank);
     int64_t count = product(shapeOf(x), dims);
     auto [mean, var] = meanAndVariance(rewriter, loc, x, dims);
     AffineMap c = channelMap(rewriter.getContext(), rank);
-    Value y = normalize(rewriter, loc, x, mean, var, adaptor.getScale(),
-                        adaptor.getBias(), c, c,
+    Value y = normalize(rewriter, loc, x, mean, var, widen(adaptor.getScale()),
+                        widen(adaptor.getBias()), c, c,
                         op.getEpsilon().convertToDouble());
     // running = running * momentum + batch * (1 - momentum); the running
     // variance takes the unbiased batch variance (ONNX, PyTorch).
     double momentum = op.getMomentum().convertToDouble();
     double unbias = count > 1 ? static_cast<double>(count) / (count - 1) : 1.0;
-    Type t = elementTypeOf(x);
     auto update = [&](Value running, Value batch, double batchScale) {
+      running = widen(running);
       return broadcastGeneric(
           rewriter, loc, shapeOf(running), t, ValueRange{running, batch},
           [&](OpBuilder &b, Location l, ValueRange a) -> Value {
@@ -275,7 +295,8 @@ struct BatchNormTrainingLowering
     };
     Value runningMean = update(adaptor.getRunningMean(), mean, 1.0);
     Value runningVar = update(adaptor.getRunningVar(), var, unbias);
-    rewriter.replaceOp(op, {y, runningMean, runningVar});
+    auto narrow = [&](Value v) { return convertFloats(rewriter, loc, v, type); };
+    rewriter.replaceOp(op, {narrow(y), narrow(runningMean), narrow(runningVar)});
     return success();
   }
 };

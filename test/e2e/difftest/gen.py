@@ -54,6 +54,7 @@ class Sub:
         self.env, self.pool, self.uses = {}, [], Counter()
         self.n = 0
         self.kind = kind
+        self.max_elems = MAX_ELEMS  # per value; the long-sum pattern raises it for its nodes
         r = rng
         if kind == "image":
             shape = (batch, int(r.integers(1, 9)), int(r.integers(4, 11)), int(r.integers(4, 11)))
@@ -121,7 +122,7 @@ class Sub:
             if r.is_floating_point():
                 if not torch.isfinite(r).all() or (r.numel() and float(r.abs().max()) > 1e3):
                     raise Reject(f"{op}: output not finite or large")
-            if r.numel() > MAX_ELEMS or r.numel() == 0:
+            if r.numel() > self.max_elems or r.numel() == 0:
                 raise Reject(f"{op}: output size {r.numel()}")
             if o:
                 self.env[o] = r
@@ -871,6 +872,25 @@ def p_fanout(g):
     g.add(h)
 
 
+def p_longsum(g):
+    """A second, larger image: 1x1 Conv -> BN -> Relu -> GlobalAveragePool. Batch norm's
+    sums run over B*H*W >= 3072 positions and, after the pool, its backward adds terms that
+    are alike: the pattern behind issue #13's wrong CNN gradients (float32 sums in one
+    sequential chain, off by ~n ulps)."""
+    H, W = [(32, 32), (32, 64), (64, 32), (16, 128)][int(g.rng.integers(4))]
+    x = g.name("x")
+    data = g.rng.standard_normal((g.B, int(g.rng.integers(1, 4)), H, W)).astype(np.float32)
+    g.inputs[x] = data
+    g.env[x] = torch.from_numpy(data.astype(np.float64))
+    g.max_elems = 3 * 5 * 64 * 128
+    try:
+        h = batchnorm(g, conv_same(g, x, cout=int(g.rng.integers(1, 4)), k=1))
+        h = g.node("Relu", [h])[0] if g.rng.random() < 0.7 else h
+        g.add(g.node("GlobalAveragePool", [h])[0])
+    finally:
+        g.max_elems = MAX_ELEMS
+
+
 # name -> (weight, recipe). One entry per op the importer supports.
 OPS = {
     "Abs": (1, unary("Abs")), "Neg": (1, unary("Neg")), "Exp": (1, positive_unary("Exp")),
@@ -902,10 +922,10 @@ OPS = {
 }
 
 PATTERNS = {"densenet": p_densenet, "mobilenet": p_mobilenet, "shufflenet": p_shufflenet,
-            "fanout": p_fanout}
+            "fanout": p_fanout, "longsum": p_longsum}
 
 # Quotas: subgraph k of a pack is seeded with QUOTA[k % len(QUOTA)].
-QUOTA = ["densenet", "mobilenet", "fanout", "longlive", "shufflenet", None, None, None]
+QUOTA = ["densenet", "mobilenet", "fanout", "longlive", "shufflenet", "longsum", None, None]
 
 # Ops no gradient check can see directly (integer or shape-only results); they
 # still appear inside graphs (Shape -> Reshape, Range -> Gather, ...).
@@ -953,11 +973,13 @@ def generate_subgraph(seed, index, prefix, batch, min_nodes=5, max_nodes=80):
         longlive = None
         tries = 0
         if quota and quota != "longlive":
-            snap = g.snapshot()
-            try:
-                PATTERNS[quota](g)
-            except Reject:
-                g.restore(snap)
+            for _ in range(3):
+                snap = g.snapshot()
+                try:
+                    PATTERNS[quota](g)
+                    break
+                except Reject:
+                    g.restore(snap)
         if quota == "longlive":
             longlive = g.add(g.node("Tanh", [g.pool[0]])[0])
         while len(g.nodes) < target and tries < 400:
