@@ -96,12 +96,16 @@ void addGpuFormKernelsPipeline(OpPassManager &pm) {
                  "lower-affine,canonicalize,cse,oflow-form-gpu-kernels");
 }
 
-void addGpuKernelPipeline(OpPassManager &pm, StringRef toolkit) {
+void addGpuOutlinedKernelsPipeline(OpPassManager &pm) {
   addGpuFormKernelsPipeline(pm);
+  addTextual(pm, "gpu-kernel-outlining");
+}
+
+void addGpuKernelPipeline(OpPassManager &pm, StringRef toolkit) {
+  addGpuOutlinedKernelsPipeline(pm);
   std::string attach = std::string("nvvm-attach-target{chip=") + kPtxChip +
                        " features=" + kPtxFeatures + " O=3}";
-  addTextual(pm, "gpu-kernel-outlining,"
-                 "convert-scf-to-cf,expand-strided-metadata," + attach + ","
+  addTextual(pm, "convert-scf-to-cf,expand-strided-metadata," + attach + ","
                  "lower-affine,convert-arith-to-llvm,convert-index-to-llvm,"
                  "canonicalize,cse,"
                  "gpu.module(strip-debuginfo,convert-gpu-to-nvvm,"

@@ -3,6 +3,7 @@
 #include "Pipelines.h"
 
 #include "OFlow/OFlowOps.h"
+#include "oflow/Codegen/KernelReport.h"
 #include "oflow/Codegen/Passes.h"
 #include "oflow/Codegen/Program.h"
 
@@ -29,7 +30,8 @@ constexpr StageInfo kStages[] = {
     {EmitStage::Sbp, "sbp"},           {EmitStage::Partitioned, "partitioned"},
     {EmitStage::Linalg, "linalg"},     {EmitStage::Llvm, "llvm"},
     {EmitStage::Ptx, "ptx"},           {EmitStage::Obj, "obj"},
-    {EmitStage::Exe, "exe"},           {EmitStage::Plan, "plan"}};
+    {EmitStage::Exe, "exe"},           {EmitStage::Plan, "plan"},
+    {EmitStage::Kernels, "kernels"},   {EmitStage::KernelsJson, "kernels-json"}};
 } // namespace
 
 std::optional<EmitStage> parseEmitStage(const std::string &name) {
@@ -126,11 +128,29 @@ static void reportMemoryPlan(ModuleOp module, const CompileOptions &options) {
 int runCompiler(MLIRContext &context, const CompileOptions &options) {
   Location cliLoc = NameLoc::get(StringAttr::get(&context, "oflow-compile"));
   // Refuse what this build cannot produce before doing any work.
-  bool codegen = options.emit >= EmitStage::Llvm && options.emit != EmitStage::Plan;
+  bool codegen = options.emit == EmitStage::Llvm || options.emit == EmitStage::Ptx ||
+                 options.emit == EmitStage::Obj || options.emit == EmitStage::Exe;
   bool cuda = options.target == Target::Cuda;
   if (options.emit == EmitStage::Ptx && !cuda) {
     emitError(cliLoc) << "--emit=ptx needs --target cuda";
     return 1;
+  }
+  bool kernelReport =
+      options.emit == EmitStage::Kernels || options.emit == EmitStage::KernelsJson;
+  std::optional<DeviceProfile> device;
+  if (kernelReport) {
+    if (options.target == Target::Cpu) {
+      emitError(cliLoc) << "--emit=" << emitStageName(options.emit)
+                        << " needs --target cuda or cuda-emulated (the CPU "
+                           "target has no kernels)";
+      return 1;
+    }
+    llvm::Expected<DeviceProfile> loaded = loadDeviceProfile(options.device);
+    if (!loaded) {
+      emitError(cliLoc) << "--device: " << llvm::toString(loaded.takeError());
+      return 1;
+    }
+    device = *loaded;
   }
   if (!options.lineInfoIr.empty() && options.target != Target::Cpu) {
     emitError(cliLoc) << "--line-info-ir needs --target cpu (the GPU kernels "
@@ -235,6 +255,20 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
       })))
     return 1;
   reportMemoryPlan(*module, options);
+  if (kernelReport) {
+    if (failed(runStage("CUDA: form and outline kernels", [](PassManager &pm) {
+          addGpuOutlinedKernelsPipeline(pm);
+          return success();
+        })))
+      return 1;
+    std::vector<EntryReport> entries = analyzeProgram(*module, *device);
+    return failed(writeText(options.emit == EmitStage::Kernels
+                                ? formatKernelReport(entries, *device)
+                                : kernelReportJson(entries, *device),
+                            options, cliLoc))
+               ? 1
+               : 0;
+  }
   if (options.emit == EmitStage::Plan)
     return failed(writeText(planReport + describeMemoryPlan(*module),
                             options, cliLoc))

@@ -109,6 +109,9 @@ int run(int argc, char **argv) {
                  "stop after this stage and write its output: " + stages +
                      " (default exe)")
       ->check(CLI::IsMember(oflow::emitStageNames()));
+  app.add_option("--device", options.device,
+                 "the GPU --emit=kernels predicts for: h200 (default), h100, "
+                 "a100, or a JSON profile file");
   app.add_flag("--print-weights", options.printWeights,
                "print weights in full in IR output (default: elided)");
   int64_t batch = 0;

@@ -65,6 +65,9 @@ mlir::LogicalResult checkCudaToolkit(mlir::Location loc, llvm::StringRef toolkit
 /// (the start of addGpuKernelPipeline; `--target cuda-emulated` runs them as
 /// host loops through oflow-emulate-gpu-launches).
 void addGpuFormKernelsPipeline(mlir::OpPassManager &pm);
+/// addGpuFormKernelsPipeline, then the launches outlined into gpu.func
+/// kernels (what --emit=kernels analyses; no CUDA toolkit needed).
+void addGpuOutlinedKernelsPipeline(mlir::OpPassManager &pm);
 /// CUDA target, part 1: from the bufferized program to kernels (PTX in
 /// gpu.binary objects, see kernelAssembly) launched from host code.
 void addGpuKernelPipeline(mlir::OpPassManager &pm, llvm::StringRef toolkit);

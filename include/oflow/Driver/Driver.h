@@ -16,7 +16,10 @@ namespace oflow {
 /// Pipeline stages `--emit` can stop after, in pipeline order, plus the plan
 /// report. `Ptx` (the kernels' PTX, CUDA target only) is a side output
 /// listed after the host's LLVM IR.
-enum class EmitStage { Mlir, Training, Sbp, Partitioned, Linalg, Llvm, Ptx, Obj, Exe, Plan };
+enum class EmitStage {
+  Mlir, Training, Sbp, Partitioned, Linalg, Llvm, Ptx, Obj, Exe, Plan,
+  Kernels, KernelsJson
+};
 
 /// Parses an `--emit` value; nullopt for an unknown one.
 std::optional<EmitStage> parseEmitStage(const std::string &name);
@@ -87,6 +90,9 @@ struct CompileOptions {
   /// switched off so that a wrong result can be pinned on one of them.
   bool fuseElementwise = true;
   bool reuseBuffers = true;
+  /// The GPU --emit=kernels judges the program with: a built-in profile's
+  /// name (h200, h100, a100) or a JSON profile (oflow/Codegen/DeviceProfile.h).
+  std::string device = "h200";
   TrainingOptions training;
   ImportOptions import;
 };

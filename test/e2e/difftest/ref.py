@@ -238,10 +238,13 @@ def evaluate_node(node, ins, dt):
         if a.get("training_mode", 0):
             dims = [0] + list(range(2, x.dim()))
             bm = x.mean(dim=dims)
-            bv = ((x - bm.reshape(shp)) ** 2).mean(dim=dims)
             mom = a.get("momentum", 0.9)
-            y = (x - bm.reshape(shp)) / torch.sqrt(bv.reshape(shp) + eps) * scale.reshape(shp) \
-                + bias.reshape(shp)
+            # PyTorch's own kernel (forward and backward), so that "PyTorch
+            # float32's error" is what its users get: a decomposed batch norm
+            # makes autograd cancel some gradients exactly (a bias before the
+            # norm gets sum(g) - sum(g) = 0), which no fused kernel does.
+            y = torch.nn.functional.batch_norm(x, None, None, weight=scale, bias=bias,
+                                               training=True, eps=eps)
             # Running statistics are buffers: no gradient flows through
             # them (PyTorch updates them under no_grad; so does oflow).
             # The running variance takes the unbiased batch variance, as in

@@ -1,0 +1,62 @@
+//===- DeviceProfile.h - what a GPU can do, for cost models ---*- C++ -*-===//
+//
+// The figures the kernel cost report (and later the SBP planner) judges a
+// program with: sustained HBM bandwidth, the FLOP rates cuBLASLt reaches per
+// precision (about two thirds of the datasheet), memory latency, launch
+// overhead and how many threads the chip keeps resident. Built-in profiles
+// (h200, h100, a100) are never edited; a GPU calibration writes its own JSON
+// file, read with the same schema:
+//
+//   {"name": "h200", "hbm_bytes_per_s": 4.3e12,
+//    "flops_per_s": {"bf16": 6.5e14, "fp16": 6.5e14, "tf32": 3.3e14, "fp32": 5e13},
+//    "memory_latency_s": 6e-7, "launch_s": 4e-6, "graph_launch_s": 1e-6,
+//    "multiprocessors": 132, "max_threads_per_multiprocessor": 2048}
+//
+//===----------------------------------------------------------------------===//
+#ifndef OFLOW_CODEGEN_DEVICEPROFILE_H
+#define OFLOW_CODEGEN_DEVICEPROFILE_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace oflow {
+
+struct DeviceProfile {
+  std::string name;
+  double hbmBytesPerSecond = 0;
+  /// Sustained FLOP/s per precision: GEMMs in that precision; "fp32" also
+  /// rates the arithmetic of generated kernels.
+  double bf16FlopsPerSecond = 0, fp16FlopsPerSecond = 0;
+  double tf32FlopsPerSecond = 0, fp32FlopsPerSecond = 0;
+  double memoryLatencySeconds = 0;
+  double launchSeconds = 0;      ///< per kernel launch from the host
+  double graphLaunchSeconds = 0; ///< per kernel node of a CUDA graph
+  int64_t multiprocessors = 0;
+  int64_t maxThreadsPerMultiprocessor = 0;
+
+  /// The GEMM rate for "bf16", "fp16", "tf32" or "fp32".
+  double gemmFlopsPerSecond(llvm::StringRef precision) const;
+  /// Threads the whole chip keeps resident.
+  int64_t residentThreads() const {
+    return multiprocessors * maxThreadsPerMultiprocessor;
+  }
+};
+
+/// The names of the built-in profiles.
+std::vector<std::string> builtinDeviceProfileNames();
+/// A built-in profile, or nullopt.
+std::optional<DeviceProfile> builtinDeviceProfile(llvm::StringRef name);
+/// A built-in profile's name or a JSON file's path (schema above; every
+/// field required, every figure positive).
+llvm::Expected<DeviceProfile> loadDeviceProfile(llvm::StringRef nameOrPath);
+/// `profile` in the JSON schema above.
+std::string deviceProfileJson(const DeviceProfile &profile);
+
+} // namespace oflow
+
+#endif // OFLOW_CODEGEN_DEVICEPROFILE_H

@@ -1,0 +1,140 @@
+//===- DeviceProfile.cpp - built-in GPU profiles and their JSON form ------===//
+#include "oflow/Codegen/DeviceProfile.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+namespace oflow {
+
+double DeviceProfile::gemmFlopsPerSecond(llvm::StringRef precision) const {
+  if (precision == "bf16")
+    return bf16FlopsPerSecond;
+  if (precision == "fp16")
+    return fp16FlopsPerSecond;
+  if (precision == "tf32")
+    return tf32FlopsPerSecond;
+  return fp32FlopsPerSecond;
+}
+
+namespace {
+/// name, HBM B/s, bf16 = fp16, tf32, fp32 FLOP/s (about two thirds of the
+/// dense datasheet figures: what cuBLASLt sustains), SMs.
+struct Builtin {
+  const char *name;
+  double hbm, half, tf32, fp32;
+  int64_t sms;
+};
+constexpr Builtin kBuiltins[] = {
+    {"h200", 4.3e12, 650e12, 330e12, 50e12, 132},
+    {"h100", 3.35e12, 650e12, 330e12, 45e12, 132},
+    {"a100", 2.0e12, 210e12, 105e12, 13e12, 108},
+};
+} // namespace
+
+std::vector<std::string> builtinDeviceProfileNames() {
+  std::vector<std::string> names;
+  for (const Builtin &b : kBuiltins)
+    names.push_back(b.name);
+  return names;
+}
+
+std::optional<DeviceProfile> builtinDeviceProfile(llvm::StringRef name) {
+  for (const Builtin &b : kBuiltins) {
+    if (name != b.name)
+      continue;
+    DeviceProfile p;
+    p.name = b.name;
+    p.hbmBytesPerSecond = b.hbm;
+    p.bf16FlopsPerSecond = p.fp16FlopsPerSecond = b.half;
+    p.tf32FlopsPerSecond = b.tf32;
+    p.fp32FlopsPerSecond = b.fp32;
+    p.memoryLatencySeconds = 600e-9;
+    p.launchSeconds = 4e-6;
+    p.graphLaunchSeconds = 1e-6;
+    p.multiprocessors = b.sms;
+    p.maxThreadsPerMultiprocessor = 2048;
+    return p;
+  }
+  return std::nullopt;
+}
+
+static llvm::Error profileError(llvm::StringRef path, const llvm::Twine &what) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "device profile " + path + ": " + what);
+}
+
+llvm::Expected<DeviceProfile> loadDeviceProfile(llvm::StringRef nameOrPath) {
+  if (auto builtin = builtinDeviceProfile(nameOrPath))
+    return *builtin;
+  auto buffer = llvm::MemoryBuffer::getFile(nameOrPath);
+  if (!buffer) {
+    std::string names;
+    for (const std::string &n : builtinDeviceProfileNames())
+      names += (names.empty() ? "" : ", ") + n;
+    return profileError(nameOrPath, "not a built-in profile (" + names +
+                                        ") and not a readable file: " +
+                                        buffer.getError().message());
+  }
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return profileError(nameOrPath, "invalid JSON: " + llvm::toString(json.takeError()));
+  const llvm::json::Object *root = json->getAsObject();
+  if (!root)
+    return profileError(nameOrPath, "expected a JSON object");
+  DeviceProfile p;
+  if (auto name = root->getString("name"))
+    p.name = name->str();
+  else
+    return profileError(nameOrPath, "missing string field \"name\"");
+  auto number = [&](const llvm::json::Object &o, llvm::StringRef key,
+                    double &out) -> llvm::Error {
+    std::optional<double> v = o.getNumber(key);
+    if (!v || !(*v > 0))
+      return profileError(nameOrPath, "field \"" + key + "\" must be a positive number");
+    out = *v;
+    return llvm::Error::success();
+  };
+  double sms = 0, threads = 0;
+  for (auto [key, out] : {std::pair<const char *, double *>{"hbm_bytes_per_s", &p.hbmBytesPerSecond},
+                          {"memory_latency_s", &p.memoryLatencySeconds},
+                          {"launch_s", &p.launchSeconds},
+                          {"graph_launch_s", &p.graphLaunchSeconds},
+                          {"multiprocessors", &sms},
+                          {"max_threads_per_multiprocessor", &threads}})
+    if (llvm::Error e = number(*root, key, *out))
+      return std::move(e);
+  const llvm::json::Object *flops = root->getObject("flops_per_s");
+  if (!flops)
+    return profileError(nameOrPath, "missing object \"flops_per_s\"");
+  for (auto [key, out] : {std::pair<const char *, double *>{"bf16", &p.bf16FlopsPerSecond},
+                          {"fp16", &p.fp16FlopsPerSecond},
+                          {"tf32", &p.tf32FlopsPerSecond},
+                          {"fp32", &p.fp32FlopsPerSecond}})
+    if (llvm::Error e = number(*flops, key, *out))
+      return profileError(nameOrPath, "flops_per_s: " + llvm::toString(std::move(e)));
+  p.multiprocessors = static_cast<int64_t>(sms);
+  p.maxThreadsPerMultiprocessor = static_cast<int64_t>(threads);
+  return p;
+}
+
+std::string deviceProfileJson(const DeviceProfile &p) {
+  llvm::json::Object flops{{"bf16", p.bf16FlopsPerSecond},
+                           {"fp16", p.fp16FlopsPerSecond},
+                           {"tf32", p.tf32FlopsPerSecond},
+                           {"fp32", p.fp32FlopsPerSecond}};
+  llvm::json::Value v = llvm::json::Object{
+      {"name", p.name},
+      {"hbm_bytes_per_s", p.hbmBytesPerSecond},
+      {"flops_per_s", std::move(flops)},
+      {"memory_latency_s", p.memoryLatencySeconds},
+      {"launch_s", p.launchSeconds},
+      {"graph_launch_s", p.graphLaunchSeconds},
+      {"multiprocessors", p.multiprocessors},
+      {"max_threads_per_multiprocessor", p.maxThreadsPerMultiprocessor}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", v);
+  return text;
+}
+
+} // namespace oflow

@@ -1,0 +1,981 @@
+//===- KernelReport.cpp - per-kernel cost of a CUDA program ---------------===//
+//
+// Each outlined kernel is analysed by concrete evaluation: its index
+// arithmetic is interpreted for chosen threads and loop iterations (thread
+// and block ids, scf.for induction variables), so a global access's lane
+// addresses, hence its sectors per warp access, come out of the very code
+// that runs, whatever the delinearization (div/rem) looks like. Values loaded
+// from memory (gathers) evaluate to a hash of the address they were loaded
+// from: lanes reading the same token id agree, lanes reading different ones
+// scatter.
+//
+//===----------------------------------------------------------------------===//
+#include "oflow/Codegen/KernelReport.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+using namespace mlir;
+
+namespace oflow {
+namespace {
+
+constexpr int64_t kWarp = 32;
+constexpr int64_t kSector = 32;
+
+/// Which thread a warp lane is, and the values of the loops around an op.
+struct Point {
+  int64_t thread[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+};
+
+/// Interprets a kernel's integer/index arithmetic for one thread and one
+/// assignment of its loops' induction variables.
+class Interpreter {
+public:
+  Interpreter(std::array<int64_t, 3> grid, std::array<int64_t, 3> block)
+      : grid(grid), block(block) {}
+
+  void setPoint(const Point &p) {
+    point = p;
+    memo.clear();
+  }
+  void setIv(Value iv, int64_t v) {
+    ivs[iv] = v;
+    memo.clear();
+  }
+  void clearIvs() {
+    ivs.clear();
+    memo.clear();
+  }
+
+  std::optional<int64_t> eval(Value v) {
+    if (auto it = ivs.find(v); it != ivs.end())
+      return it->second;
+    if (auto it = memo.find(v); it != memo.end())
+      return it->second;
+    std::optional<int64_t> r = compute(v);
+    if (r)
+      memo[v] = *r;
+    return r;
+  }
+
+  /// The byte address of `indices` in `memref`, relative to its root buffer
+  /// (a kernel argument or a global), or nullopt if not computable.
+  std::optional<int64_t> address(Value memref, ArrayRef<int64_t> indices, Value &root) {
+    auto type = dyn_cast<MemRefType>(memref.getType());
+    if (!type)
+      return std::nullopt;
+    Operation *def = memref.getDefiningOp();
+    if (auto sub = dyn_cast_or_null<memref::SubViewOp>(def)) {
+      // Map into the source's indices (offsets + index * stride), which
+      // also covers dynamic offsets the result type cannot state.
+      SmallVector<int64_t> src;
+      llvm::SmallBitVector dropped = sub.getDroppedDims();
+      unsigned next = 0;
+      for (unsigned d = 0; d < sub.getSourceType().getRank(); ++d) {
+        std::optional<int64_t> off = evalFold(sub.getMixedOffsets()[d]);
+        std::optional<int64_t> stride = evalFold(sub.getMixedStrides()[d]);
+        if (!off || !stride)
+          return std::nullopt;
+        int64_t i = dropped.test(d) ? 0 : indices[next++];
+        src.push_back(*off + i * *stride);
+      }
+      return address(sub.getSource(), src, root);
+    }
+    const std::optional<Layout> &layout = layoutOf(type);
+    if (!layout)
+      return std::nullopt;
+    int64_t element = layout->offset;
+    for (auto [i, s] : llvm::zip(indices, layout->strides))
+      element += i * s;
+    std::optional<int64_t> base = baseBytes(memref, root);
+    if (!base)
+      return std::nullopt;
+    return *base + element * elementBytes(type.getElementType());
+  }
+
+  static int64_t elementBytes(Type t) {
+    if (t.isIndex())
+      return 8;
+    if (auto v = dyn_cast<VectorType>(t))
+      return elementBytes(v.getElementType()) * v.getNumElements();
+    return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
+  }
+
+private:
+  struct Layout {
+    SmallVector<int64_t> strides;
+    int64_t offset = 0;
+  };
+  /// Static strides and offset of `type` (cached: every lane asks).
+  const std::optional<Layout> &layoutOf(MemRefType type) {
+    auto [it, inserted] = layouts.try_emplace(type);
+    if (inserted) {
+      Layout l;
+      if (succeeded(type.getStridesAndOffset(l.strides, l.offset)) &&
+          !ShapedType::isDynamic(l.offset) &&
+          !llvm::any_of(l.strides, ShapedType::isDynamic))
+        it->second = std::move(l);
+    }
+    return it->second;
+  }
+
+  std::optional<int64_t> evalFold(OpFoldResult r) {
+    if (auto a = dyn_cast<Attribute>(r))
+      if (auto i = dyn_cast<IntegerAttr>(a))
+        return i.getInt();
+    if (auto v = dyn_cast<Value>(r))
+      return eval(v);
+    return std::nullopt;
+  }
+
+  /// Bytes from the root buffer to the aligned base of `memref` (views
+  /// shift it; subview, reshapes and casts share it: their layout offset
+  /// carries the position).
+  std::optional<int64_t> baseBytes(Value memref, Value &root) {
+    Operation *def = memref.getDefiningOp();
+    if (!def || isa<memref::GetGlobalOp, memref::AllocOp, memref::AllocaOp>(def)) {
+      root = memref;
+      return 0;
+    }
+    if (auto view = dyn_cast<memref::ViewOp>(def)) {
+      std::optional<int64_t> shift = eval(view.getByteShift());
+      std::optional<int64_t> base = baseBytes(view.getSource(), root);
+      if (!shift || !base)
+        return std::nullopt;
+      return *base + *shift;
+    }
+    if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp,
+            memref::ReinterpretCastOp, memref::SubViewOp>(def))
+      return baseBytes(def->getOperand(0), root);
+    return std::nullopt;
+  }
+
+  std::optional<int64_t> dim(gpu::Dimension d, const int64_t *values) {
+    return values[static_cast<int>(d)];
+  }
+
+  std::optional<int64_t> compute(Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return std::nullopt;
+    if (auto c = dyn_cast<arith::ConstantOp>(def)) {
+      if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+        return i.getType().isInteger(1) ? int64_t(i.getValue().getBoolValue())
+                                        : i.getValue().getSExtValue();
+      return std::nullopt;
+    }
+    if (auto t = dyn_cast<gpu::ThreadIdOp>(def))
+      return dim(t.getDimension(), point.thread);
+    if (auto b = dyn_cast<gpu::BlockIdOp>(def))
+      return dim(b.getDimension(), point.block);
+    if (auto b = dyn_cast<gpu::BlockDimOp>(def))
+      return block[static_cast<int>(b.getDimension())];
+    if (auto g = dyn_cast<gpu::GridDimOp>(def))
+      return grid[static_cast<int>(g.getDimension())];
+    if (auto load = dyn_cast<memref::LoadOp>(def)) {
+      // Data: a hash of where it was read, in [0, 1024).
+      SmallVector<int64_t> idx;
+      for (Value i : load.getIndices()) {
+        std::optional<int64_t> x = eval(i);
+        if (!x)
+          return std::nullopt;
+        idx.push_back(*x);
+      }
+      Value root;
+      std::optional<int64_t> a = address(load.getMemRef(), idx, root);
+      if (!a)
+        return std::nullopt;
+      uint64_t h = static_cast<uint64_t>(*a) * 0x9E3779B97F4A7C15ull;
+      return static_cast<int64_t>((h >> 40) % 1024);
+    }
+    if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+            arith::ExtUIOp, arith::TruncIOp>(def))
+      return eval(def->getOperand(0));
+    if (auto sel = dyn_cast<arith::SelectOp>(def)) {
+      std::optional<int64_t> c = eval(sel.getCondition());
+      if (!c)
+        return std::nullopt;
+      return eval(*c ? sel.getTrueValue() : sel.getFalseValue());
+    }
+    if (def->getNumOperands() != 2 || def->getNumResults() != 1)
+      return std::nullopt;
+    std::optional<int64_t> a = eval(def->getOperand(0));
+    std::optional<int64_t> b = eval(def->getOperand(1));
+    if (!a || !b)
+      return std::nullopt;
+    int64_t x = *a, y = *b;
+    auto floorDiv = [](int64_t p, int64_t q) {
+      int64_t d = p / q;
+      return (p % q != 0 && ((p < 0) != (q < 0))) ? d - 1 : d;
+    };
+    return TypeSwitch<Operation *, std::optional<int64_t>>(def)
+        .Case([&](arith::AddIOp) { return x + y; })
+        .Case([&](arith::SubIOp) { return x - y; })
+        .Case([&](arith::MulIOp) { return x * y; })
+        .Case<arith::DivUIOp, arith::DivSIOp>(
+            [&](auto) -> std::optional<int64_t> {
+              if (y == 0)
+                return std::nullopt;
+              return x / y;
+            })
+        .Case<arith::RemUIOp, arith::RemSIOp>(
+            [&](auto) -> std::optional<int64_t> {
+              if (y == 0)
+                return std::nullopt;
+              return x % y;
+            })
+        .Case([&](arith::FloorDivSIOp) -> std::optional<int64_t> {
+          if (y == 0)
+            return std::nullopt;
+          return floorDiv(x, y);
+        })
+        .Case([&](arith::CeilDivSIOp) -> std::optional<int64_t> {
+          if (y == 0)
+            return std::nullopt;
+          return -floorDiv(-x, y);
+        })
+        .Case<arith::MinSIOp, arith::MinUIOp>([&](auto) { return std::min(x, y); })
+        .Case<arith::MaxSIOp, arith::MaxUIOp>([&](auto) { return std::max(x, y); })
+        .Case([&](arith::AndIOp) { return x & y; })
+        .Case([&](arith::OrIOp) { return x | y; })
+        .Case([&](arith::XOrIOp) { return x ^ y; })
+        .Case([&](arith::ShLIOp) { return x << y; })
+        .Case<arith::ShRUIOp, arith::ShRSIOp>([&](auto) { return x >> y; })
+        .Case([&](arith::CmpIOp cmp) -> std::optional<int64_t> {
+          using P = arith::CmpIPredicate;
+          switch (cmp.getPredicate()) {
+          case P::eq: return x == y;
+          case P::ne: return x != y;
+          case P::slt: case P::ult: return x < y;
+          case P::sle: case P::ule: return x <= y;
+          case P::sgt: case P::ugt: return x > y;
+          case P::sge: case P::uge: return x >= y;
+          }
+          return std::nullopt;
+        })
+        .Default([](Operation *) { return std::nullopt; });
+  }
+
+  std::array<int64_t, 3> grid, block;
+  Point point;
+  llvm::DenseMap<Value, int64_t> ivs, memo;
+  llvm::DenseMap<Type, std::optional<Layout>> layouts;
+};
+
+/// Where an op sits: its enclosing loops (outermost first) and the scf.if
+/// branches it needs.
+struct Context {
+  SmallVector<scf::ForOp> loops;
+  SmallVector<std::pair<Value, bool>> conditions;
+};
+
+struct Access {
+  Operation *op;
+  Value memref;
+  SmallVector<Value> indices;
+  bool write;
+  int64_t width; ///< bytes one lane moves
+  Context where;
+};
+
+struct Arith {
+  Operation *op;
+  double flops;
+  Context where;
+};
+
+double flopsOf(Operation *op) {
+  if (!llvm::any_of(op->getResultTypes(), [](Type t) {
+        return isa<FloatType>(getElementTypeOrSelf(t));
+      }))
+    return 0;
+  double lanes = 1;
+  if (auto v = dyn_cast<VectorType>(op->getResult(0).getType()))
+    lanes = v.getNumElements();
+  if (isa<math::FmaOp>(op))
+    return 2 * lanes;
+  if (isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
+          arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
+          arith::MinNumFOp, arith::RemFOp, arith::NegFOp>(op) ||
+      op->getDialect()->getNamespace() == "math")
+    return lanes;
+  return 0;
+}
+
+void collect(Region &region, Context &ctx, SmallVectorImpl<Access> &accesses,
+             SmallVectorImpl<Arith> &arith) {
+  for (Block &block : region)
+    for (Operation &op : block) {
+      if (auto loop = dyn_cast<scf::ForOp>(op)) {
+        ctx.loops.push_back(loop);
+        collect(loop.getRegion(), ctx, accesses, arith);
+        ctx.loops.pop_back();
+        continue;
+      }
+      if (auto branch = dyn_cast<scf::IfOp>(op)) {
+        ctx.conditions.push_back({branch.getCondition(), true});
+        collect(branch.getThenRegion(), ctx, accesses, arith);
+        ctx.conditions.back().second = false;
+        collect(branch.getElseRegion(), ctx, accesses, arith);
+        ctx.conditions.pop_back();
+        continue;
+      }
+      auto add = [&](Value memref, ValueRange indices, bool write, int64_t width) {
+        accesses.push_back({&op, memref, SmallVector<Value>(indices), write, width, ctx});
+      };
+      if (auto load = dyn_cast<memref::LoadOp>(op))
+        add(load.getMemRef(), load.getIndices(), false,
+            Interpreter::elementBytes(load.getType()));
+      else if (auto store = dyn_cast<memref::StoreOp>(op))
+        add(store.getMemRef(), store.getIndices(), true,
+            Interpreter::elementBytes(store.getValueToStore().getType()));
+      else if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
+        int64_t w = Interpreter::elementBytes(atomic.getType());
+        add(atomic.getMemref(), atomic.getIndices(), false, w);
+        add(atomic.getMemref(), atomic.getIndices(), true, w);
+      } else if (auto vload = dyn_cast<vector::LoadOp>(op))
+        add(vload.getBase(), vload.getIndices(), false,
+            Interpreter::elementBytes(vload.getVectorType()));
+      else if (auto vstore = dyn_cast<vector::StoreOp>(op))
+        add(vstore.getBase(), vstore.getIndices(), true,
+            Interpreter::elementBytes(vstore.getVectorType()));
+      if (double f = flopsOf(&op))
+        arith.push_back({&op, f, ctx});
+      for (Region &r : op.getRegions())
+        collect(r, ctx, accesses, arith);
+    }
+}
+
+/// Loads an access's indices need (through integer arithmetic): 0 for
+/// affine-in-the-thread addresses, 1 for a gather, more for chains.
+int loadDepth(Value v, llvm::DenseMap<Value, int> &memo) {
+  if (auto it = memo.find(v); it != memo.end())
+    return it->second;
+  memo[v] = 0;
+  Operation *def = v.getDefiningOp();
+  int depth = 0;
+  if (def) {
+    for (Value operand : def->getOperands())
+      depth = std::max(depth, loadDepth(operand, memo));
+    if (isa<memref::LoadOp>(def))
+      depth += 1;
+  }
+  return memo[v] = depth;
+}
+
+/// The sampling of one kernel's threads: warps of consecutive linear thread
+/// ids within a block, as the hardware forms them.
+class Warps {
+public:
+  Warps(std::array<int64_t, 3> grid, std::array<int64_t, 3> block)
+      : grid(grid), block(block) {
+    blockThreads = block[0] * block[1] * block[2];
+    warpsPerBlock = (blockThreads + kWarp - 1) / kWarp;
+    blocks = grid[0] * grid[1] * grid[2];
+  }
+  int64_t count() const { return blocks * warpsPerBlock; }
+  int64_t lanes(int64_t warp) const {
+    return std::min(kWarp, blockThreads - (warp % warpsPerBlock) * kWarp);
+  }
+  Point lane(int64_t warp, int64_t laneId) const {
+    int64_t b = warp / warpsPerBlock;
+    int64_t t = (warp % warpsPerBlock) * kWarp + laneId;
+    Point p;
+    p.thread[0] = t % block[0];
+    p.thread[1] = (t / block[0]) % block[1];
+    p.thread[2] = t / (block[0] * block[1]);
+    p.block[0] = b % grid[0];
+    p.block[1] = (b / grid[0]) % grid[1];
+    p.block[2] = b / (grid[0] * grid[1]);
+    return p;
+  }
+  /// Up to `n` warps spread evenly, the first and the last included.
+  SmallVector<int64_t> sample(int64_t n) const {
+    SmallVector<int64_t> out;
+    int64_t total = count();
+    if (total <= n) {
+      for (int64_t w = 0; w < total; ++w)
+        out.push_back(w);
+      return out;
+    }
+    for (int64_t i = 0; i < n; ++i)
+      out.push_back(i * (total - 1) / (n - 1));
+    return out;
+  }
+
+private:
+  std::array<int64_t, 3> grid, block;
+  int64_t blockThreads, warpsPerBlock, blocks;
+};
+
+/// Trip count of `loop` where the interpreter stands (outer IVs set).
+std::optional<int64_t> tripCount(Interpreter &in, scf::ForOp loop) {
+  std::optional<int64_t> lb = in.eval(loop.getLowerBound());
+  std::optional<int64_t> ub = in.eval(loop.getUpperBound());
+  std::optional<int64_t> step = in.eval(loop.getStep());
+  if (!lb || !ub || !step || *step <= 0)
+    return std::nullopt;
+  return *ub > *lb ? (*ub - *lb + *step - 1) / *step : 0;
+}
+
+/// Per access or arithmetic op: active warps, lanes, loop trips.
+struct Activity {
+  double activeWarps = 0, activeLanes = 0; ///< lanes per active warp access
+  double trips = 1;
+  SmallVector<int64_t> activeSample;       ///< sampled warps with a lane on
+};
+
+/// Sets every loop of `where` to its first (or last) iteration; the trip
+/// product through `trips`.
+bool placeLoops(Interpreter &in, const Context &where, bool last, double *trips) {
+  if (trips)
+    *trips = 1;
+  for (scf::ForOp loop : where.loops) {
+    std::optional<int64_t> lb = in.eval(loop.getLowerBound());
+    std::optional<int64_t> step = in.eval(loop.getStep());
+    std::optional<int64_t> n = tripCount(in, loop);
+    if (!lb || !step || !n)
+      return false;
+    if (trips)
+      *trips *= static_cast<double>(*n);
+    in.setIv(loop.getInductionVar(), last && *n > 0 ? *lb + (*n - 1) * *step : *lb);
+  }
+  return true;
+}
+
+bool enabled(Interpreter &in, const Context &where) {
+  for (auto [cond, branch] : where.conditions) {
+    std::optional<int64_t> c = in.eval(cond);
+    if (!c || (*c != 0) != branch)
+      return c ? false : true; // unknown conditions count as taken
+  }
+  return true;
+}
+
+Activity activity(Interpreter &in, const Warps &warps, const Context &where) {
+  Activity a;
+  SmallVector<int64_t> sample = warps.sample(64);
+  int64_t on = 0;
+  double lanesOn = 0;
+  for (int64_t w : sample) {
+    int64_t n = warps.lanes(w), laneCount = 0;
+    for (int64_t l = 0; l < n; ++l) {
+      in.clearIvs();
+      in.setPoint(warps.lane(w, l));
+      double trips = 1;
+      if (!placeLoops(in, where, false, &trips))
+        trips = 1;
+      if (enabled(in, where)) {
+        ++laneCount;
+        a.trips = trips;
+      }
+    }
+    if (laneCount) {
+      ++on;
+      lanesOn += laneCount;
+      a.activeSample.push_back(w);
+    }
+  }
+  if (on) {
+    a.activeWarps = static_cast<double>(warps.count()) * on / sample.size();
+    a.activeLanes = lanesOn / on;
+  }
+  return a;
+}
+
+struct AccessCost {
+  Value root;
+  bool write = false;
+  double l2Sectors = 0, footprintSectors = 0;
+  int64_t low = 0, high = 0; ///< byte span
+  bool known = false;
+};
+
+AccessCost costAccess(Interpreter &in, const Warps &warps, const Access &acc,
+                      const Activity &act) {
+  AccessCost c;
+  c.write = acc.write;
+  if (act.activeSample.empty())
+    return c;
+  // Sectors per warp access: up to 16 of the sampled active warps (the
+  // first and the last, often a partial one, included), at the first and
+  // (for the innermost loop) the second iteration.
+  SmallVector<int64_t> picks;
+  size_t n = act.activeSample.size(), want = std::min<size_t>(n, 16);
+  for (size_t i = 0; i < want; ++i)
+    picks.push_back(act.activeSample[want == 1 ? 0 : i * (n - 1) / (want - 1)]);
+  double sectorSum = 0;
+  int samples = 0;
+  bool unknown = false;
+  int64_t low = INT64_MAX, high = INT64_MIN;
+  auto laneAddress = [&](int64_t w, int64_t l) -> std::optional<int64_t> {
+    in.setPoint(warps.lane(w, l));
+    SmallVector<int64_t> idx;
+    for (Value i : acc.indices) {
+      std::optional<int64_t> x = in.eval(i);
+      if (!x)
+        return std::nullopt;
+      idx.push_back(*x);
+    }
+    Value root;
+    std::optional<int64_t> a = in.address(acc.memref, idx, root);
+    if (a)
+      c.root = root;
+    return a;
+  };
+  for (int second = 0; second < 2; ++second) {
+    for (int64_t w : picks) {
+      std::set<int64_t> sectors;
+      int64_t active = 0;
+      for (int64_t l = 0; l < warps.lanes(w); ++l) {
+        in.clearIvs();
+        in.setPoint(warps.lane(w, l));
+        if (!placeLoops(in, acc.where, false, nullptr))
+          continue;
+        if (second && !acc.where.loops.empty()) {
+          scf::ForOp inner = acc.where.loops.back();
+          std::optional<int64_t> n = tripCount(in, inner);
+          if (!n || *n < 2)
+            continue;
+          in.setIv(inner.getInductionVar(), *in.eval(inner.getLowerBound()) +
+                                                *in.eval(inner.getStep()));
+        }
+        if (!enabled(in, acc.where))
+          continue;
+        ++active;
+        std::optional<int64_t> a = laneAddress(w, l);
+        if (!a) {
+          unknown = true;
+          sectors.insert(-1 - l); // a lane of its own
+          continue;
+        }
+        for (int64_t s = *a / kSector; s <= (*a + acc.width - 1) / kSector; ++s)
+          sectors.insert(s);
+      }
+      if (active) {
+        sectorSum += sectors.size();
+        ++samples;
+      }
+    }
+    if (acc.where.loops.empty())
+      break;
+  }
+  double perWarp = samples ? sectorSum / samples : 0;
+  c.l2Sectors = act.activeWarps * act.trips * perWarp;
+  // The span: first and last active warps, every loop first and last.
+  for (int64_t w : {act.activeSample.front(), act.activeSample.back()})
+    for (bool last : {false, true})
+      for (int64_t l : {int64_t(0), warps.lanes(w) - 1}) {
+        in.clearIvs();
+        in.setPoint(warps.lane(w, l));
+        if (!placeLoops(in, acc.where, last, nullptr))
+          continue;
+        if (std::optional<int64_t> a = laneAddress(w, l)) {
+          low = std::min(low, *a);
+          high = std::max(high, *a + acc.width);
+        }
+      }
+  c.known = !unknown && low <= high;
+  double spanSectors = c.known ? static_cast<double>((high - 1) / kSector - low / kSector + 1)
+                               : c.l2Sectors;
+  c.low = c.known ? low : 0;
+  c.high = c.known ? high : 0;
+  c.footprintSectors = std::min(c.l2Sectors, spanSectors);
+  return c;
+}
+
+/// Distinct sectors: accesses of one root and direction whose spans
+/// overlap share their union span.
+double distinctSectors(std::vector<AccessCost> costs) {
+  std::sort(costs.begin(), costs.end(), [](const AccessCost &a, const AccessCost &b) {
+    if (a.root != b.root)
+      return a.root.getAsOpaquePointer() < b.root.getAsOpaquePointer();
+    if (a.write != b.write)
+      return a.write < b.write;
+    return a.low < b.low;
+  });
+  double total = 0;
+  for (size_t i = 0; i < costs.size();) {
+    if (!costs[i].known) {
+      total += costs[i++].footprintSectors;
+      continue;
+    }
+    int64_t low = costs[i].low, high = costs[i].high;
+    double sum = costs[i].footprintSectors;
+    size_t j = i + 1;
+    while (j < costs.size() && costs[j].known && costs[j].root == costs[i].root &&
+           costs[j].write == costs[i].write && costs[j].low < high) {
+      high = std::max(high, costs[j].high);
+      sum += costs[j].footprintSectors;
+      ++j;
+    }
+    total += std::min(sum, static_cast<double>((high - 1) / kSector - low / kSector + 1));
+    i = j;
+  }
+  return total;
+}
+
+std::string originsOf(Operation *root) {
+  llvm::SetVector<StringRef> names;
+  std::function<void(Location)> visit = [&](Location loc) {
+    if (auto n = dyn_cast<NameLoc>(loc)) {
+      names.insert(n.getName().getValue());
+      return;
+    }
+    if (auto f = dyn_cast<FusedLoc>(loc))
+      for (Location l : f.getLocations())
+        visit(l);
+    if (auto c = dyn_cast<CallSiteLoc>(loc))
+      visit(c.getCallee());
+  };
+  root->walk([&](Operation *op) { visit(op->getLoc()); });
+  std::string out;
+  unsigned shown = 0;
+  for (StringRef n : names) {
+    if (shown == 3) {
+      out += llvm::formatv(" +{0}", names.size() - 3).str();
+      break;
+    }
+    out += (shown++ ? "," : "") + n.str();
+  }
+  return out;
+}
+
+void predict(KernelCost &k, const DeviceProfile &d, double launch) {
+  double threads = std::max<double>(1, k.threads());
+  double resident = static_cast<double>(d.residentThreads());
+  double inFlight = std::min(threads, resident);
+  double waves = std::ceil(threads / resident);
+  double chain = std::max(1.0, k.loadChain);
+  double perThreadRound = k.hbmBytes / (threads * chain);
+  double needed = d.hbmBytesPerSecond * d.memoryLatencySeconds /
+                  std::max(perThreadRound, 1e-9);
+  double efficiency = std::min(1.0, inFlight / needed);
+  double memory = k.hbmBytes / (d.hbmBytesPerSecond * efficiency);
+  double compute = k.flops / d.fp32FlopsPerSecond;
+  double latency = k.loadChain * waves * d.memoryLatencySeconds;
+  double body = std::max({memory, compute, latency});
+  k.bound = body < launch ? "launch"
+            : body == latency ? "latency"
+            : body == memory  ? "memory"
+                              : "compute";
+  k.seconds = body + launch;
+}
+
+std::array<int64_t, 3> attrDims(gpu::GPUFuncOp fn, StringRef name) {
+  std::array<int64_t, 3> dims = {1, 1, 1};
+  if (auto a = fn->getAttrOfType<DenseI32ArrayAttr>(name))
+    for (auto [i, v] : llvm::enumerate(a.asArrayRef()))
+      if (i < 3)
+        dims[i] = v;
+  return dims;
+}
+
+} // namespace
+
+KernelCost analyzeKernel(gpu::GPUFuncOp kernel, const DeviceProfile &device,
+                         std::array<int64_t, 3> grid, std::array<int64_t, 3> block) {
+  KernelCost k;
+  k.name = kernel.getName().str();
+  k.grid = grid[0] ? grid : attrDims(kernel, "known_grid_size");
+  k.block = block[0] ? block : attrDims(kernel, "known_block_size");
+  if (auto s = kernel->getAttrOfType<StringAttr>("oflow.strategy"))
+    k.strategy = s.getValue().str();
+  else
+    k.strategy = k.threads() == 1 ? "single-thread (fallback)" : "pointwise (fallback)";
+  k.origins = originsOf(kernel);
+
+  Context ctx;
+  SmallVector<Access> accesses;
+  SmallVector<Arith> arith;
+  collect(kernel.getBody(), ctx, accesses, arith);
+  Interpreter in(k.grid, k.block);
+  Warps warps(k.grid, k.block);
+
+  // Ops of one block share their loops and conditions, hence activity.
+  llvm::DenseMap<Block *, Activity> activities;
+  auto activityOf = [&](Operation *op, const Context &where) -> const Activity & {
+    auto [it, inserted] = activities.try_emplace(op->getBlock());
+    if (inserted)
+      it->second = activity(in, warps, where);
+    return it->second;
+  };
+  std::vector<AccessCost> costs;
+  llvm::DenseMap<Value, int> depthMemo;
+  for (const Access &acc : accesses) {
+    const Activity &act = activityOf(acc.op, acc.where);
+    AccessCost c = costAccess(in, warps, acc, act);
+    k.l2Bytes += c.l2Sectors * kSector;
+    costs.push_back(c);
+    if (!acc.write && !act.activeSample.empty()) {
+      int depth = 0;
+      for (Value i : acc.indices)
+        depth = std::max(depth, loadDepth(i, depthMemo));
+      k.loadChain = std::max(k.loadChain, act.trips + depth);
+    }
+  }
+  k.hbmBytes = distinctSectors(costs) * kSector;
+  for (const Arith &a : arith) {
+    const Activity &act = activityOf(a.op, a.where);
+    k.flops += a.flops * act.activeWarps * act.activeLanes * act.trips;
+  }
+  predict(k, device, device.launchSeconds);
+  return k;
+}
+
+namespace {
+
+std::optional<int64_t> constantInt(Value v) {
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return c;
+  return std::nullopt;
+}
+
+std::optional<double> constantFloat(Value v) {
+  if (auto c = v.getDefiningOp<arith::ConstantOp>())
+    if (auto f = dyn_cast<FloatAttr>(c.getValue()))
+      return f.getValueAsDouble();
+  return std::nullopt;
+}
+
+/// A GEMM call's cost: operands read once, the result written (and read
+/// when beta != 0), at the profile's rate for its precision.
+std::optional<KernelCost> gemmCost(func::CallOp call, const DeviceProfile &d) {
+  StringRef callee = call.getCallee();
+  bool lowp = callee.starts_with("oflow_rt_gemm_lowp");
+  bool batched = callee.ends_with("_batched");
+  if (!lowp && !callee.starts_with("oflow_rt_sgemm"))
+    return std::nullopt;
+  unsigned first = (lowp ? 1 : 0) + (batched ? 1 : 0); // trans_a
+  auto arg = [&](unsigned i) { return constantInt(call.getOperand(i)); };
+  std::optional<int64_t> m = arg(first + 2), n = arg(first + 3), kk = arg(first + 4);
+  int64_t batch = batched ? arg(lowp ? 1 : 0).value_or(1) : 1;
+  unsigned betaIndex = first + (batched ? 12 : 10);
+  double beta = constantFloat(call.getOperand(betaIndex)).value_or(1.0);
+  std::string precision = "fp32";
+  double ab = 4;
+  if (lowp) {
+    precision = arg(0).value_or(5) == 6 ? "fp16" : "bf16";
+    ab = 2;
+  }
+  KernelCost k;
+  k.kind = "gemm";
+  k.name = callee.str();
+  if (!m || !n || !kk) {
+    k.strategy = "gemm (shape unknown)";
+    predict(k, d, d.launchSeconds);
+    return k;
+  }
+  double M = *m, N = *n, K = *kk;
+  k.strategy = llvm::formatv("{0} {1}{2}x{3}x{4}{5}", precision,
+                             batch > 1 ? std::to_string(batch) + "x " : "", *m, *n,
+                             *kk, beta != 0 ? " +C" : "")
+                   .str();
+  k.flops = 2 * M * N * K * batch;
+  k.hbmBytes = batch * ((M * K + K * N) * ab + M * N * 4 * (beta != 0 ? 2 : 1));
+  k.l2Bytes = k.hbmBytes;
+  double memory = k.hbmBytes / d.hbmBytesPerSecond;
+  double compute = k.flops / d.gemmFlopsPerSecond(precision);
+  k.bound = compute >= memory ? "compute" : "memory";
+  k.seconds = std::max(memory, compute) + d.launchSeconds;
+  if (std::max(memory, compute) < d.launchSeconds)
+    k.bound = "launch";
+  return k;
+}
+
+int64_t dtypeBytes(int64_t dtype) {
+  switch (dtype) {
+  case 1: case 3: return 8;
+  case 4: return 1;
+  case 5: case 6: return 2;
+  default: return 4;
+  }
+}
+
+/// A collective's local traffic (one device: read and write its buffer;
+/// the links are the planner's business, #15).
+std::optional<KernelCost> collectiveCost(func::CallOp call, const DeviceProfile &d) {
+  StringRef callee = call.getCallee();
+  std::optional<int64_t> elements;
+  int64_t dtype = constantInt(call.getOperand(0)).value_or(0);
+  if (callee == "oflow_rt_all_reduce")
+    elements = constantInt(call.getOperand(4));
+  else if (callee == "oflow_rt_all_gather" || callee == "oflow_rt_reduce_scatter") {
+    unsigned o = callee == "oflow_rt_all_gather" ? 3 : 4;
+    auto outer = constantInt(call.getOperand(o)), chunk = constantInt(call.getOperand(o + 1));
+    if (outer && chunk)
+      elements = *outer * *chunk;
+  } else if (callee == "oflow_rt_all_to_all") {
+    int64_t n = 1;
+    for (unsigned i = 3; i < 8; ++i)
+      n *= constantInt(call.getOperand(i)).value_or(1);
+    elements = n;
+  } else {
+    return std::nullopt;
+  }
+  KernelCost k;
+  k.kind = "collective";
+  k.name = callee.str();
+  k.strategy = "local traffic only (links: #15)";
+  k.hbmBytes = k.l2Bytes = 2.0 * elements.value_or(0) * dtypeBytes(dtype);
+  k.seconds = k.hbmBytes / d.hbmBytesPerSecond + d.launchSeconds;
+  k.bound = k.seconds < 2 * d.launchSeconds ? "launch" : "memory";
+  return k;
+}
+
+std::array<int64_t, 3> launchDims(gpu::KernelDim3 dims) {
+  return {constantInt(dims.x).value_or(0), constantInt(dims.y).value_or(0),
+          constantInt(dims.z).value_or(0)};
+}
+
+} // namespace
+
+std::vector<EntryReport> analyzeProgram(ModuleOp module, const DeviceProfile &device) {
+  std::vector<EntryReport> entries;
+  SymbolTableCollection symbols;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isExternal())
+      continue;
+    EntryReport e;
+    e.entry = fn.getName().str();
+    fn.walk([&](Operation *op) {
+      std::optional<KernelCost> cost;
+      if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
+        auto kernel = symbols.lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+            launch, launch.getKernel());
+        if (!kernel)
+          return;
+        std::array<int64_t, 3> grid = launchDims(launch.getGridSizeOperandValues());
+        std::array<int64_t, 3> block = launchDims(launch.getBlockSizeOperandValues());
+        if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2])
+          grid = block = {0, 0, 0};
+        cost = analyzeKernel(kernel, device, grid, block);
+        ++e.generated;
+      } else if (auto call = dyn_cast<func::CallOp>(op)) {
+        cost = gemmCost(call, device);
+        if (!cost)
+          cost = collectiveCost(call, device);
+        if (cost)
+          ++e.library;
+      }
+      if (!cost)
+        return;
+      e.hbmBytes += cost->hbmBytes;
+      e.flops += cost->flops;
+      e.seconds += cost->seconds;
+      e.launches.push_back(std::move(*cost));
+    });
+    if (!e.launches.empty())
+      entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+namespace {
+std::string human(double v, StringRef unit) {
+  const char *prefixes[] = {"", "K", "M", "G", "T", "P"};
+  int i = 0;
+  while (std::fabs(v) >= 1000 && i < 5) {
+    v /= 1000;
+    ++i;
+  }
+  return llvm::formatv("{0:f1} {1}{2}", v, prefixes[i], unit).str();
+}
+
+std::string microseconds(double s) { return llvm::formatv("{0:f1}", s * 1e6).str(); }
+} // namespace
+
+std::string formatKernelReport(const std::vector<EntryReport> &entries,
+                               const DeviceProfile &device) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << llvm::formatv("device {0}: {1}/s HBM, {2}/s fp32 ({3}/s bf16 GEMM), "
+                      "{4} us latency, {5} us per launch\n",
+                      device.name, human(device.hbmBytesPerSecond, "B"),
+                      human(device.fp32FlopsPerSecond, "FLOP"),
+                      human(device.bf16FlopsPerSecond, "FLOP"),
+                      microseconds(device.memoryLatencySeconds),
+                      microseconds(device.launchSeconds));
+  for (const EntryReport &e : entries) {
+    os << llvm::formatv("\nentry {0}: {1} launches ({2} generated kernels, {3} "
+                        "library calls), {4} HBM, {5}, predicted {6} us\n",
+                        e.entry, e.launches.size(), e.generated, e.library,
+                        human(e.hbmBytes, "B"), human(e.flops, "FLOP"),
+                        microseconds(e.seconds));
+    os << llvm::formatv("{0,5} {1,-28} {2,-26} {3,9} {4,5} {5,10} {6,10} {7,10} "
+                        "{8,7} {9,-8} {10,9}  {11}\n",
+                        "#", "kernel", "strategy", "grid", "block", "FLOPs", "L2",
+                        "HBM", "chain", "bound", "pred us", "from");
+    for (auto [i, k] : llvm::enumerate(e.launches)) {
+      std::string grid = k.kind == "kernel"
+                             ? llvm::formatv("{0}", k.grid[0] * k.grid[1] * k.grid[2]).str()
+                             : "-";
+      std::string block = k.kind == "kernel"
+                              ? llvm::formatv("{0}", k.block[0] * k.block[1] * k.block[2]).str()
+                              : "-";
+      os << llvm::formatv("{0,5} {1,-28} {2,-26} {3,9} {4,5} {5,10} {6,10} {7,10} "
+                          "{8,7} {9,-8} {10,9}  {11}\n",
+                          i, k.name, k.strategy, grid, block, human(k.flops, ""),
+                          human(k.l2Bytes, "B"), human(k.hbmBytes, "B"),
+                          static_cast<int64_t>(k.loadChain), k.bound,
+                          microseconds(k.seconds), k.origins);
+    }
+  }
+  return out;
+}
+
+std::string kernelReportJson(const std::vector<EntryReport> &entries,
+                             const DeviceProfile &device) {
+  llvm::json::Array list;
+  for (const EntryReport &e : entries) {
+    llvm::json::Array launches;
+    for (const KernelCost &k : e.launches)
+      launches.push_back(llvm::json::Object{
+          {"name", k.name},
+          {"kind", k.kind},
+          {"strategy", k.strategy},
+          {"origins", k.origins},
+          {"grid", llvm::json::Array{k.grid[0], k.grid[1], k.grid[2]}},
+          {"block", llvm::json::Array{k.block[0], k.block[1], k.block[2]}},
+          {"flops", k.flops},
+          {"l2_bytes", k.l2Bytes},
+          {"hbm_bytes", k.hbmBytes},
+          {"load_chain", k.loadChain},
+          {"bound", k.bound},
+          {"predicted_s", k.seconds}});
+    list.push_back(llvm::json::Object{{"entry", e.entry},
+                                      {"generated_kernels", e.generated},
+                                      {"library_calls", e.library},
+                                      {"hbm_bytes", e.hbmBytes},
+                                      {"flops", e.flops},
+                                      {"predicted_s", e.seconds},
+                                      {"launches", std::move(launches)}});
+  }
+  llvm::json::Value device_ = llvm::json::parse(deviceProfileJson(device)).get();
+  llvm::json::Value v =
+      llvm::json::Object{{"device", std::move(device_)}, {"entries", std::move(list)}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", v) << "\n";
+  return text;
+}
+
+} // namespace oflow

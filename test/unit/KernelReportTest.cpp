@@ -1,0 +1,337 @@
+//===- KernelReportTest.cpp - the kernel cost model on known kernels ------===//
+//
+// Sector counting on hand-computed coalesced, strided and broadcast accesses;
+// one-thread-per-row against one-warp-per-row softmax (L2 traffic ~8x apart,
+// the same HBM bytes); the first GPU run's bias-gradient kernel (768
+// threads walking 8192 rows) predicted latency-bound, in milliseconds; the
+// device profiles' JSON form.
+//
+//===----------------------------------------------------------------------===//
+#include "oflow/Codegen/DeviceProfile.h"
+#include "oflow/Codegen/KernelReport.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir;
+
+namespace {
+
+constexpr const char *kKernels = R"mlir(
+module attributes {gpu.container_module} {
+gpu.module @k {
+  // 256 threads: x[t] -> y[t]. A warp reads 128 contiguous bytes: 4 sectors.
+  gpu.func @coalesced(%arena: memref<?xi8>) kernel attributes {known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c1m = arith.constant 1048576 : index
+    %x = memref.view %arena[%c0][] : memref<?xi8> to memref<256xf32>
+    %y = memref.view %arena[%c1m][] : memref<?xi8> to memref<256xf32>
+    %t = gpu.thread_id x
+    %v = memref.load %x[%t] : memref<256xf32>
+    memref.store %v, %y[%t] : memref<256xf32>
+    gpu.return
+  }
+  // x[16 t]: every lane its own sector (64 bytes apart): 32 sectors per warp
+  // access, 256 distinct sectors in all.
+  gpu.func @strided(%arena: memref<?xi8>) kernel attributes {known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c16 = arith.constant 16 : index
+    %c1m = arith.constant 1048576 : index
+    %x = memref.view %arena[%c0][] : memref<?xi8> to memref<4096xf32>
+    %y = memref.view %arena[%c1m][] : memref<?xi8> to memref<256xf32>
+    %t = gpu.thread_id x
+    %i = arith.muli %t, %c16 : index
+    %v = memref.load %x[%i] : memref<4096xf32>
+    memref.store %v, %y[%t] : memref<256xf32>
+    gpu.return
+  }
+  // 96 blocks (heads) all read the same 1 KB mask: 96 KB of L2 traffic, 1 KB
+  // from HBM.
+  gpu.func @broadcast(%arena: memref<?xi8>) kernel attributes {known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 96, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c1m = arith.constant 1048576 : index
+    %m = memref.view %arena[%c0][] : memref<?xi8> to memref<256xf32>
+    %y = memref.view %arena[%c1m][] : memref<?xi8> to memref<96x256xf32>
+    %b = gpu.block_id x
+    %t = gpu.thread_id x
+    %v = memref.load %m[%t] : memref<256xf32>
+    memref.store %v, %y[%b, %t] : memref<96x256xf32>
+    gpu.return
+  }
+  // Softmax over 512 rows of 1024, one thread per row: lanes 4 KB apart.
+  gpu.func @softmax_thread_per_row(%arena: memref<?xi8>) kernel attributes {known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 2, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c1024 = arith.constant 1024 : index
+    %off = arith.constant 2097152 : index
+    %x = memref.view %arena[%c0][] : memref<?xi8> to memref<512x1024xf32>
+    %y = memref.view %arena[%off][] : memref<?xi8> to memref<512x1024xf32>
+    %b = gpu.block_id x
+    %t = gpu.thread_id x
+    %bd = gpu.block_dim x
+    %r0 = arith.muli %b, %bd : index
+    %row = arith.addi %r0, %t : index
+    %ninf = arith.constant 0xFF800000 : f32
+    %zero = arith.constant 0.0 : f32
+    %max = scf.for %c = %c0 to %c1024 step %c1 iter_args(%m = %ninf) -> (f32) {
+      %v = memref.load %x[%row, %c] : memref<512x1024xf32>
+      %n = arith.maximumf %m, %v : f32
+      scf.yield %n : f32
+    }
+    %sum = scf.for %c = %c0 to %c1024 step %c1 iter_args(%s = %zero) -> (f32) {
+      %v = memref.load %x[%row, %c] : memref<512x1024xf32>
+      %d = arith.subf %v, %max : f32
+      %e = math.exp %d : f32
+      %n = arith.addf %s, %e : f32
+      scf.yield %n : f32
+    }
+    scf.for %c = %c0 to %c1024 step %c1 {
+      %v = memref.load %x[%row, %c] : memref<512x1024xf32>
+      %d = arith.subf %v, %max : f32
+      %e = math.exp %d : f32
+      %q = arith.divf %e, %sum : f32
+      memref.store %q, %y[%row, %c] : memref<512x1024xf32>
+    }
+    gpu.return
+  }
+  // The same softmax, one warp per row (8 rows per block): lanes read
+  // consecutive columns; partial results combine through shuffles.
+  gpu.func @softmax_warp_per_row(%arena: memref<?xi8>) kernel attributes {known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 64, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c32 = arith.constant 32 : index
+    %off = arith.constant 2097152 : index
+    %x = memref.view %arena[%c0][] : memref<?xi8> to memref<512x1024xf32>
+    %y = memref.view %arena[%off][] : memref<?xi8> to memref<512x1024xf32>
+    %b = gpu.block_id x
+    %t = gpu.thread_id x
+    %lane = arith.remui %t, %c32 : index
+    %w = arith.divui %t, %c32 : index
+    %b8 = arith.muli %b, %c8 : index
+    %row = arith.addi %b8, %w : index
+    %ninf = arith.constant 0xFF800000 : f32
+    %zero = arith.constant 0.0 : f32
+    %o16 = arith.constant 16 : i32
+    %w32 = arith.constant 32 : i32
+    %pmax = scf.for %c = %c0 to %c32 step %c1 iter_args(%m = %ninf) -> (f32) {
+      %base = arith.muli %c, %c32 : index
+      %col = arith.addi %base, %lane : index
+      %v = memref.load %x[%row, %col] : memref<512x1024xf32>
+      %n = arith.maximumf %m, %v : f32
+      scf.yield %n : f32
+    }
+    %smax, %ok1 = gpu.shuffle xor %pmax, %o16, %w32 : f32
+    %max = arith.maximumf %pmax, %smax : f32
+    %psum = scf.for %c = %c0 to %c32 step %c1 iter_args(%s = %zero) -> (f32) {
+      %base = arith.muli %c, %c32 : index
+      %col = arith.addi %base, %lane : index
+      %v = memref.load %x[%row, %col] : memref<512x1024xf32>
+      %d = arith.subf %v, %max : f32
+      %e = math.exp %d : f32
+      %n = arith.addf %s, %e : f32
+      scf.yield %n : f32
+    }
+    %ssum, %ok2 = gpu.shuffle xor %psum, %o16, %w32 : f32
+    %sum = arith.addf %psum, %ssum : f32
+    scf.for %c = %c0 to %c32 step %c1 {
+      %base = arith.muli %c, %c32 : index
+      %col = arith.addi %base, %lane : index
+      %v = memref.load %x[%row, %col] : memref<512x1024xf32>
+      %d = arith.subf %v, %max : f32
+      %e = math.exp %d : f32
+      %q = arith.divf %e, %sum : f32
+      memref.store %q, %y[%row, %col] : memref<512x1024xf32>
+    }
+    gpu.return
+  }
+  // The first GPU run's bias gradient: 768 threads, each summing a column
+  // over 8192 rows (coalesced, but one long chain of loads per thread).
+  gpu.func @bias_grad(%arena: memref<?xi8>) kernel attributes {known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 3, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c256 = arith.constant 256 : index
+    %c8192 = arith.constant 8192 : index
+    %off = arith.constant 25165824 : index
+    %x = memref.view %arena[%c0][] : memref<?xi8> to memref<8192x768xf32>
+    %g = memref.view %arena[%off][] : memref<?xi8> to memref<768xf32>
+    %b = gpu.block_id x
+    %t = gpu.thread_id x
+    %b256 = arith.muli %b, %c256 : index
+    %col = arith.addi %b256, %t : index
+    %zero = arith.constant 0.0 : f32
+    %acc = scf.for %r = %c0 to %c8192 step %c1 iter_args(%a = %zero) -> (f32) {
+      %v = memref.load %x[%r, %col] : memref<8192x768xf32>
+      %n = arith.addf %a, %v : f32
+      scf.yield %n : f32
+    }
+    memref.store %acc, %g[%col] : memref<768xf32>
+    gpu.return
+  }
+  // A bounds-checked launch: 300 points on 2 x 256 threads.
+  gpu.func @guarded(%arena: memref<?xi8>) kernel attributes {known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 2, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c300 = arith.constant 300 : index
+    %c1m = arith.constant 1048576 : index
+    %x = memref.view %arena[%c0][] : memref<?xi8> to memref<300xf32>
+    %y = memref.view %arena[%c1m][] : memref<?xi8> to memref<300xf32>
+    %b = gpu.block_id x
+    %t = gpu.thread_id x
+    %bd = gpu.block_dim x
+    %i0 = arith.muli %b, %bd : index
+    %i = arith.addi %i0, %t : index
+    %in = arith.cmpi ult, %i, %c300 : index
+    scf.if %in {
+      %v = memref.load %x[%i] : memref<300xf32>
+      %w = arith.mulf %v, %v : f32
+      memref.store %w, %y[%i] : memref<300xf32>
+    }
+    gpu.return
+  }
+}
+}
+)mlir";
+
+class KernelReportTest : public ::testing::Test {
+protected:
+  KernelReportTest() {
+    ctx.loadDialect<arith::ArithDialect, gpu::GPUDialect, math::MathDialect,
+                    memref::MemRefDialect, scf::SCFDialect>();
+    module = parseSourceString<ModuleOp>(kKernels, &ctx);
+    device = *::oflow::builtinDeviceProfile("h200");
+  }
+  ::oflow::KernelCost cost(StringRef name) {
+    gpu::GPUFuncOp fn;
+    module->walk([&](gpu::GPUFuncOp f) {
+      if (f.getName() == name)
+        fn = f;
+    });
+    EXPECT_TRUE(fn) << name.str();
+    return ::oflow::analyzeKernel(fn, device);
+  }
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> module;
+  ::oflow::DeviceProfile device;
+};
+
+TEST_F(KernelReportTest, CoalescedWarpTouchesFourSectors) {
+  ASSERT_TRUE(module);
+  auto k = cost("coalesced");
+  // 8 warps x 4 sectors x 32 B, for the load and for the store.
+  EXPECT_DOUBLE_EQ(k.l2Bytes, 2 * 8 * 4 * 32);
+  EXPECT_DOUBLE_EQ(k.hbmBytes, 2 * 1024);
+  EXPECT_EQ(k.strategy, "pointwise (fallback)");
+  EXPECT_EQ(k.loadChain, 1);
+}
+
+TEST_F(KernelReportTest, StridedLanesTouchOneSectorEach) {
+  ASSERT_TRUE(module);
+  auto k = cost("strided");
+  // Load: 8 warps x 32 sectors; store: 8 x 4.
+  EXPECT_DOUBLE_EQ(k.l2Bytes, (8 * 32 + 8 * 4) * 32);
+  // 256 distinct sectors read (not the 16 KB span), 1 KB written.
+  EXPECT_DOUBLE_EQ(k.hbmBytes, 256 * 32 + 1024);
+}
+
+TEST_F(KernelReportTest, BroadcastIsReadOnceFromHbm) {
+  ASSERT_TRUE(module);
+  auto k = cost("broadcast");
+  EXPECT_DOUBLE_EQ(k.l2Bytes, 2 * 96 * 8 * 4 * 32);
+  EXPECT_DOUBLE_EQ(k.hbmBytes, 1024 + 96 * 1024);
+}
+
+TEST_F(KernelReportTest, ThreadPerRowSoftmaxMovesEightTimesTheL2Traffic) {
+  ASSERT_TRUE(module);
+  auto thread = cost("softmax_thread_per_row");
+  auto warp = cost("softmax_warp_per_row");
+  // Both read the 2 MB input and write the 2 MB output once from HBM.
+  EXPECT_DOUBLE_EQ(thread.hbmBytes, 4 << 20);
+  EXPECT_DOUBLE_EQ(warp.hbmBytes, 4 << 20);
+  // Warp per row: three reads and one write of 2 MB through L2.
+  EXPECT_DOUBLE_EQ(warp.l2Bytes, 4.0 * (2 << 20));
+  double ratio = thread.l2Bytes / warp.l2Bytes;
+  EXPECT_GT(ratio, 7.5);
+  EXPECT_LT(ratio, 8.5);
+  // 512 rows x 1024 x (max, sub+exp+add, sub+exp+div).
+  EXPECT_DOUBLE_EQ(thread.flops, 512.0 * 1024 * 7);
+  // Thread per row is bound by its 3 x 1024 dependent loads.
+  EXPECT_GT(thread.seconds, warp.seconds);
+}
+
+TEST_F(KernelReportTest, LongColumnSumIsLatencyBoundInMilliseconds) {
+  ASSERT_TRUE(module);
+  auto k = cost("bias_grad");
+  EXPECT_EQ(k.loadChain, 8192);
+  EXPECT_EQ(k.bound, "latency");
+  // 8192 dependent loads x 600 ns ~ 4.9 ms, though the 25 MB it reads would
+  // take 6 us at full bandwidth.
+  EXPECT_GT(k.seconds, 4e-3);
+  EXPECT_LT(k.seconds, 6e-3);
+  EXPECT_DOUBLE_EQ(k.hbmBytes, 8192.0 * 768 * 4 + 768 * 4);
+}
+
+TEST_F(KernelReportTest, BoundsCheckedLanesDoNotCount) {
+  ASSERT_TRUE(module);
+  auto k = cost("guarded");
+  // 300 points: 10 warps with a lane on (the last has 12); 300 multiplies.
+  EXPECT_DOUBLE_EQ(k.flops, 300);
+  EXPECT_DOUBLE_EQ(k.hbmBytes, 2 * 1216); // 38 sectors read, 38 written
+}
+
+TEST(DeviceProfileTest, BuiltinsRoundTripThroughJson) {
+  for (const std::string &name : ::oflow::builtinDeviceProfileNames()) {
+    auto builtin = ::oflow::builtinDeviceProfile(name);
+    ASSERT_TRUE(builtin);
+    SmallString<128> path;
+    ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("profile", "json", path));
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(path, ec);
+      os << ::oflow::deviceProfileJson(*builtin);
+    }
+    auto loaded = ::oflow::loadDeviceProfile(path);
+    llvm::sys::fs::remove(path);
+    ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+    EXPECT_EQ(loaded->name, name);
+    EXPECT_EQ(loaded->hbmBytesPerSecond, builtin->hbmBytesPerSecond);
+    EXPECT_EQ(loaded->bf16FlopsPerSecond, builtin->bf16FlopsPerSecond);
+    EXPECT_EQ(loaded->residentThreads(), builtin->residentThreads());
+  }
+  auto h200 = ::oflow::builtinDeviceProfile("h200");
+  EXPECT_EQ(h200->hbmBytesPerSecond, 4.3e12);
+  EXPECT_EQ(h200->gemmFlopsPerSecond("bf16"), 650e12);
+  EXPECT_EQ(h200->gemmFlopsPerSecond("tf32"), 330e12);
+  EXPECT_EQ(h200->gemmFlopsPerSecond("fp32"), 50e12);
+}
+
+TEST(DeviceProfileTest, BadProfilesNameTheProblem) {
+  auto missing = ::oflow::loadDeviceProfile("no-such-gpu");
+  ASSERT_FALSE(static_cast<bool>(missing));
+  std::string message = llvm::toString(missing.takeError());
+  EXPECT_NE(message.find("not a built-in profile (h200, h100, a100)"), std::string::npos)
+      << message;
+  SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("profile", "json", path));
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    os << R"({"name": "x", "hbm_bytes_per_s": -1})";
+  }
+  auto bad = ::oflow::loadDeviceProfile(path);
+  llvm::sys::fs::remove(path);
+  ASSERT_FALSE(static_cast<bool>(bad));
+  message = llvm::toString(bad.takeError());
+  EXPECT_NE(message.find("\"hbm_bytes_per_s\" must be a positive number"), std::string::npos)
+      << message;
+}
+
+} // namespace
