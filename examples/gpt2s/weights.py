@@ -27,6 +27,9 @@ CONFIGS = {
     "one": dict(n_layer=1, n_head=12, d_model=768, vocab=50257, block=1024, batch=8, rows=16),
     "tiny": dict(n_layer=2, n_head=2, d_model=64, vocab=503, block=64, batch=4, rows=32),
 }
+# GPT-2 small's shape at other depths, for the compile-time benchmark (bench/compile_bench.py).
+for _layers in (1, 2, 4):
+    CONFIGS[f"small-{_layers}l"] = dict(CONFIGS["small"], n_layer=_layers)
 WEIGHT_SEED = 1234
 STD = 0.02
 HALF_WIDTH = STD * 3.0 ** 0.5   # a uniform [-h, h] has std h / sqrt(3)

@@ -54,7 +54,9 @@ void addLowerToLlvmPipeline(OpPassManager &pm, StringRef lineInfoIr) {
                  "convert-vector-to-scf{full-unroll},lower-vector-mask),"
                  "oflow-vector-math-to-libmvec,"
                  "expand-strided-metadata,"
-                 "lower-affine,func.func(convert-scf-to-cf,"
+                 // One function per loop nest: what follows, LLVM included,
+                 // then works in time linear in the number of nests.
+                 "lower-affine,oflow-outline-loop-nests,func.func(convert-scf-to-cf,"
                  // bf16 <-> f32 as integer ops (x86 has no such conversion
                  // without AVX512-BF16, and no libcall is guaranteed).
                  "arith-expand{include-bf16=true}),convert-math-to-llvm,"

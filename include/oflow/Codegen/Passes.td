@@ -267,6 +267,36 @@ def EmulateGpuLaunches : Pass<"oflow-emulate-gpu-launches", "mlir::func::FuncOp"
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 
+def OutlineLoopNests : Pass<"oflow-outline-loop-nests", "mlir::ModuleOp"> {
+  let summary = "each top-level loop nest of an entry -> its own function";
+  let description = [{
+    An entry (the training step) is one function of thousands of loop nests.
+    Lowering and LLVM work per function, and several of their steps cost
+    time proportional to the function's size per nest: `convert-scf-to-cf`
+    splits the entry's block at every loop (moving every op after it), and
+    LLVM's dominator-tree updates grow likewise. A step of a few hundred
+    nodes spent a third of its compile time in `convert-scf-to-cf` alone;
+    a deep CNN did not compile in 15 minutes.
+
+    The ops of a function with at least `min-nests` top-level loop nests
+    (`scf.for`, `scf.parallel`, `scf.if`, `scf.while`,
+    `scf.execute_region`) move, in runs holding `nests-per-function` nests,
+    into private functions `<entry>_nest<N>` called in their place. Pure
+    region-free ops (constants, views of the arena, their strides and
+    offsets) stay and are recomputed in each function using them; other
+    values from before a run become arguments, its values used after it
+    results. The calls are marked `no_inline`, so LLVM optimizes the runs
+    one at a time instead of inlining them back.
+  }];
+  let options = [
+    Option<"minNests", "min-nests", "unsigned", /*default=*/"2",
+           "leave functions with fewer top-level loop nests alone">,
+    Option<"nestsPerFunction", "nests-per-function", "unsigned", /*default=*/"16",
+           "loop nests per outlined function">,
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 def VectorMathToLibmvec : Pass<"oflow-vector-math-to-libmvec", "mlir::ModuleOp"> {
   let summary = "f32 vector exp/erf/tanh/log -> calls of glibc's libmvec";
   let description = [{

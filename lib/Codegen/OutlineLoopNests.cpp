@@ -1,0 +1,194 @@
+//===- OutlineLoopNests.cpp - the entries' loop nests in small functions --===//
+//
+// See Passes.td (oflow-outline-loop-nests): compile time linear in the
+// number of loop nests, since every later pass and LLVM see small functions.
+//
+//===----------------------------------------------------------------------===//
+#include "oflow/Codegen/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace oflow {
+#define GEN_PASS_DEF_OUTLINELOOPNESTS
+#include "oflow/Codegen/Passes.h.inc"
+} // namespace oflow
+
+using namespace mlir;
+
+namespace oflow {
+namespace {
+
+bool isNest(Operation *op) {
+  return isa<scf::ForOp, scf::ParallelOp, scf::IfOp, scf::WhileOp,
+             scf::ExecuteRegionOp>(op);
+}
+
+/// Side-effect-free and region-free: stays in the entry (where the next
+/// groups may need it too) and is recomputed in every function using it.
+bool isPureLeaf(Operation *op) {
+  return op->getNumRegions() == 0 && isMemoryEffectFree(op);
+}
+
+class Outliner {
+public:
+  Outliner(func::FuncOp entry, SymbolTable &symbols)
+      : entry(entry), symbols(symbols), after(entry) {}
+
+  /// Whether `v` can be recomputed from constants and the entry's arguments
+  /// by pure leaves.
+  bool rematerializable(Value v) {
+    if (auto it = memo.find(v); it != memo.end())
+      return it->second;
+    memo[v] = false;
+    bool ok = isa<BlockArgument>(v);
+    if (!ok) {
+      Operation *def = v.getDefiningOp();
+      ok = isPureLeaf(def) &&
+           llvm::all_of(def->getOperands(), [&](Value o) { return rematerializable(o); });
+    }
+    return memo[v] = ok;
+  }
+
+  /// Moves `group` (entry ops in order; side effects, regions, or pure
+  /// leaves depending on them) into a new function called where the last
+  /// one was.
+  void outline(ArrayRef<Operation *> group) {
+    llvm::SmallPtrSet<Operation *, 32> inGroup(group.begin(), group.end());
+    auto fromGroup = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return def && inGroup.contains(def);
+    };
+    llvm::SetVector<Value> used;
+    for (Operation *op : group) {
+      for (Value v : op->getOperands())
+        used.insert(v);
+      getUsedValuesDefinedAbove(op->getRegions(), used);
+    }
+    llvm::SetVector<Operation *> recompute;
+    llvm::SetVector<Value> args;
+    for (Value v : used) {
+      if (fromGroup(v))
+        continue;
+      if (rematerializable(v))
+        collect(v, recompute, args);
+      else
+        args.insert(v);
+    }
+    SmallVector<Value> results;
+    for (Operation *op : group)
+      for (Value r : op->getResults())
+        if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+              return !inGroup.contains(entry.getBody().front().findAncestorOpInBlock(*user));
+            }))
+          results.push_back(r);
+
+    OpBuilder b(entry);
+    b.setInsertionPointAfter(after);
+    SmallVector<Type> argTypes, resultTypes;
+    for (Value a : args)
+      argTypes.push_back(a.getType());
+    for (Value r : results)
+      resultTypes.push_back(r.getType());
+    auto fn = func::FuncOp::create(b, group.front()->getLoc(),
+                                   (entry.getName() + "_nest" + Twine(count++)).str(),
+                                   b.getFunctionType(argTypes, resultTypes));
+    fn.setPrivate();
+    symbols.insert(fn);
+    after = fn;
+    Block *body = fn.addEntryBlock();
+    IRMapping map;
+    for (auto [a, barg] : llvm::zip(args, body->getArguments()))
+      map.map(a, barg);
+    OpBuilder inner = OpBuilder::atBlockBegin(body);
+    for (Operation *op : recompute)
+      inner.clone(*op, map);
+    for (Operation *op : group)
+      inner.clone(*op, map);
+    SmallVector<Value> returned;
+    for (Value r : results)
+      returned.push_back(map.lookup(r));
+    func::ReturnOp::create(inner, group.back()->getLoc(), returned);
+
+    OpBuilder at(group.back());
+    at.setInsertionPointAfter(group.back());
+    auto call = func::CallOp::create(at, group.back()->getLoc(), fn, args.getArrayRef());
+    call.setNoInline(true);
+    for (auto [r, c] : llvm::zip(results, call.getResults()))
+      r.replaceAllUsesWith(c);
+    for (Operation *op : llvm::reverse(group))
+      op->erase();
+  }
+
+private:
+  /// The pure leaves computing `v` (operands first) and the entry
+  /// arguments they read.
+  void collect(Value v, llvm::SetVector<Operation *> &ops, llvm::SetVector<Value> &args) {
+    if (isa<BlockArgument>(v)) {
+      args.insert(v);
+      return;
+    }
+    Operation *def = v.getDefiningOp();
+    if (ops.contains(def))
+      return;
+    for (Value o : def->getOperands())
+      collect(o, ops, args);
+    ops.insert(def);
+  }
+
+  func::FuncOp entry;
+  SymbolTable &symbols;
+  Operation *after;
+  unsigned count = 0;
+  DenseMap<Value, bool> memo;
+};
+
+struct OutlineLoopNestsPass : impl::OutlineLoopNestsBase<OutlineLoopNestsPass> {
+  using OutlineLoopNestsBase::OutlineLoopNestsBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
+    for (func::FuncOp fn : functions) {
+      if (fn.isExternal() || !fn.getBody().hasOneBlock())
+        continue;
+      Block &block = fn.getBody().front();
+      if (static_cast<unsigned>(llvm::count_if(block, [](Operation &op) {
+            return isNest(&op);
+          })) < minNests)
+        continue;
+      // Groups of consecutive ops holding up to `nests-per-function` nests
+      // (a group ends where the next would start).
+      SmallVector<SmallVector<Operation *>> groups(1);
+      llvm::SmallPtrSet<Operation *, 32> grouped;
+      unsigned nests = 0;
+      for (Operation &op : block.without_terminator()) {
+        bool dependsOnGroup = llvm::any_of(op.getOperands(), [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          return def && grouped.contains(def);
+        });
+        if (isPureLeaf(&op) && !dependsOnGroup)
+          continue;
+        if (isNest(&op) && nests == nestsPerFunction) {
+          groups.emplace_back();
+          grouped.clear();
+          nests = 0;
+        }
+        groups.back().push_back(&op);
+        grouped.insert(&op);
+        nests += isNest(&op);
+      }
+      Outliner outliner(fn, symbols);
+      for (ArrayRef<Operation *> group : groups)
+        if (!group.empty())
+          outliner.outline(group);
+    }
+  }
+};
+
+} // namespace
+} // namespace oflow
