@@ -7,6 +7,7 @@
 #include "oflow/Codegen/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -23,9 +24,11 @@ using namespace mlir;
 namespace oflow {
 namespace {
 
+/// A unit of work: a loop nest, or (host code of the CUDA target) a kernel
+/// launch or a runtime call with its argument setup.
 bool isNest(Operation *op) {
   return isa<scf::ForOp, scf::ParallelOp, scf::IfOp, scf::WhileOp,
-             scf::ExecuteRegionOp>(op);
+             scf::ExecuteRegionOp, gpu::LaunchFuncOp, func::CallOp>(op);
 }
 
 /// Side-effect-free and region-free: stays in the entry (where the next

@@ -125,8 +125,9 @@ void addGpuLowerToLlvmPipeline(OpPassManager &pm, StringRef toolkit) {
   EmbedFatbinOptions fatbin;
   fatbin.toolkit = toolkit.str();
   pm.addPass(createEmbedFatbin(fatbin));
-  addTextual(pm, "gpu-to-llvm,convert-to-llvm,canonicalize,cse,"
-                 "reconcile-unrealized-casts");
+  // The host code: thousands of launches, 16 per function for LLVM.
+  addTextual(pm, "oflow-outline-loop-nests,gpu-to-llvm,convert-to-llvm,"
+                 "canonicalize,cse,reconcile-unrealized-casts");
 }
 
 std::string kernelAssembly(ModuleOp module) {

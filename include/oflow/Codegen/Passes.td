@@ -278,9 +278,10 @@ def OutlineLoopNests : Pass<"oflow-outline-loop-nests", "mlir::ModuleOp"> {
     nodes spent a third of its compile time in `convert-scf-to-cf` alone;
     a deep CNN did not compile in 15 minutes.
 
-    The ops of a function with at least `min-nests` top-level loop nests
-    (`scf.for`, `scf.parallel`, `scf.if`, `scf.while`,
-    `scf.execute_region`) move, in runs holding `nests-per-function` nests,
+    The ops of a function with at least `min-nests` top-level units of work
+    (loop nests: `scf.for`, `scf.parallel`, `scf.if`, `scf.while`,
+    `scf.execute_region`; and, in the CUDA target's host code, kernel
+    launches and runtime calls) move, in runs holding `nests-per-function`,
     into private functions `<entry>_nest<N>` called in their place. Pure
     region-free ops (constants, views of the arena, their strides and
     offsets) stay and are recomputed in each function using them; other
