@@ -461,11 +461,13 @@ bool placeLoops(Interpreter &in, const Context &where, bool last, double *trips)
   return true;
 }
 
+/// Whether every scf.if around an op takes the op's branch at the current
+/// point (a condition that cannot be evaluated counts as taken).
 bool enabled(Interpreter &in, const Context &where) {
   for (auto [cond, branch] : where.conditions) {
     std::optional<int64_t> c = in.eval(cond);
-    if (!c || (*c != 0) != branch)
-      return c ? false : true; // unknown conditions count as taken
+    if (c && (*c != 0) != branch)
+      return false;
   }
   return true;
 }
@@ -526,8 +528,8 @@ AccessCost costAccess(Interpreter &in, const Warps &warps, const Access &acc,
   int samples = 0;
   bool unknown = false;
   int64_t low = INT64_MAX, high = INT64_MIN;
-  auto laneAddress = [&](int64_t w, int64_t l) -> std::optional<int64_t> {
-    in.setPoint(warps.lane(w, l));
+  // The address at the interpreter's current point (lane and loop IVs set).
+  auto laneAddress = [&]() -> std::optional<int64_t> {
     SmallVector<int64_t> idx;
     for (Value i : acc.indices) {
       std::optional<int64_t> x = in.eval(i);
@@ -561,7 +563,7 @@ AccessCost costAccess(Interpreter &in, const Warps &warps, const Access &acc,
         if (!enabled(in, acc.where))
           continue;
         ++active;
-        std::optional<int64_t> a = laneAddress(w, l);
+        std::optional<int64_t> a = laneAddress();
         if (!a) {
           unknown = true;
           sectors.insert(-1 - l); // a lane of its own
@@ -588,7 +590,7 @@ AccessCost costAccess(Interpreter &in, const Warps &warps, const Access &acc,
         in.setPoint(warps.lane(w, l));
         if (!placeLoops(in, acc.where, last, nullptr))
           continue;
-        if (std::optional<int64_t> a = laneAddress(w, l)) {
+        if (std::optional<int64_t> a = laneAddress()) {
           low = std::min(low, *a);
           high = std::max(high, *a + acc.width);
         }
