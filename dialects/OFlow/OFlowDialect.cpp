@@ -136,11 +136,12 @@ LogicalResult OFlowDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a dictionary on a function";
     return success();
   }
-  // Buffer layouts and the memory plan, attached by the codegen passes
-  // (which check their contents).
+  // Buffer layouts, the memory plan and kernel strategies, attached by the
+  // codegen passes (which check their contents).
   static constexpr llvm::StringLiteral kCodegenAttrs[] = {
       "oflow.state_offset", "oflow.io",          "oflow.io_bytes",
-      "oflow.state_bytes",  "oflow.arena_bytes", "oflow.memory_plan"};
+      "oflow.state_bytes",  "oflow.arena_bytes", "oflow.memory_plan",
+      "oflow.strategy"};
   if (llvm::is_contained(kCodegenAttrs, name))
     return success();
   return op->emitError() << "unknown oflow attribute '" << name << "'";

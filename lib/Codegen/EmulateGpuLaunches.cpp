@@ -11,7 +11,12 @@
 #include "oflow/Codegen/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace oflow {
 #define GEN_PASS_DEF_EMULATEGPULAUNCHES
@@ -23,7 +28,22 @@ using namespace mlir;
 namespace oflow {
 namespace {
 
-/// Why `launch` cannot run as a host loop nest, or an empty string.
+/// Ops that need the threads of a block (or warp) to run together.
+bool isCollective(Operation *op) {
+  return isa<gpu::BarrierOp, gpu::ShuffleOp>(op) ||
+         op->getName().getStringRef().starts_with("gpu.subgroup");
+}
+
+/// Whether `launch`'s threads must run together somewhere.
+bool hasCollectives(gpu::LaunchOp launch) {
+  return launch.getBody()
+      .walk([](Operation *op) {
+        return isCollective(op) ? WalkResult::interrupt() : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// Why `launch` cannot run as host loops, or an empty string.
 std::string unsupportedReason(gpu::LaunchOp launch) {
   if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty())
     return "it is asynchronous";
@@ -36,13 +56,34 @@ std::string unsupportedReason(gpu::LaunchOp launch) {
     return "it has workgroup or private memory attributions";
   if (!launch.getBody().hasOneBlock())
     return "its body has more than one block";
+  Block &body = launch.getBody().front();
   std::string reason;
   launch.getBody().walk([&](Operation *op) {
-    if (isa<gpu::BarrierOp>(op) || op->getName().getStringRef().starts_with("gpu.shuffle") ||
-        op->getName().getStringRef().starts_with("gpu.subgroup"))
+    if (!isCollective(op) || !reason.empty())
+      return;
+    auto shuffle = dyn_cast<gpu::ShuffleOp>(op);
+    if (!shuffle && !isa<gpu::BarrierOp>(op)) {
       reason = "it uses " + op->getName().getStringRef().str() +
                ", which needs threads that run together";
+      return;
+    }
+    if (op->getBlock() != &body) {
+      reason = "it uses " + op->getName().getStringRef().str() +
+               " inside control flow (only at the top level of the body can "
+               "the emulator run the threads up to it)";
+      return;
+    }
+    if (shuffle && (shuffle.getMode() != gpu::ShuffleMode::XOR ||
+                    !getConstantIntValue(shuffle.getOffset()) ||
+                    getConstantIntValue(shuffle.getWidth()) != 32))
+      reason = "it uses a gpu.shuffle other than xor with a constant offset "
+               "and width 32";
   });
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  if (reason.empty() && hasCollectives(launch))
+    for (Value size : {block.x, block.y, block.z})
+      if (!getConstantIntValue(size))
+        reason = "its block size is not constant";
   return reason;
 }
 
@@ -56,10 +97,198 @@ Value component(const gpu::KernelDim3 &dims, gpu::Dimension dim) {
   return dims.x;
 }
 
+/// A launch whose threads meet at top-level shuffles and barriers, as
+/// host loops: a parallel loop over the blocks; in it, per interval between
+/// those ops, a sequential loop over the block's threads (MCUDA). A value
+/// used after the interval that computes it is kept in a per-thread array
+/// (allocated per block, so blocks may run in parallel), unless it is pure arithmetic, which later intervals recompute; a
+/// shuffle reads its operand's array at the partner thread.
+class SegmentedEmulation {
+public:
+  explicit SegmentedEmulation(gpu::LaunchOp launch)
+      : launch(launch), body(launch.getBody().front()) {}
+
+  void run() {
+    OpBuilder b(launch);
+    Location loc = launch.getLoc();
+    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+    bx = *getConstantIntValue(block.x);
+    by = *getConstantIntValue(block.y);
+    int64_t bz = *getConstantIntValue(block.z);
+    threads = bx * by * bz;
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto blocks = scf::ParallelOp::create(b, loc, ValueRange{zero, zero, zero},
+                                          ValueRange{grid.z, grid.y, grid.x},
+                                          ValueRange{one, one, one});
+    b.setInsertionPoint(blocks.getBody()->getTerminator());
+    ValueRange ivs = blocks.getInductionVars();
+    fixed.map(launch.getBlockIds().x, ivs[2]);
+    fixed.map(launch.getBlockIds().y, ivs[1]);
+    fixed.map(launch.getBlockIds().z, ivs[0]);
+    fixed.map(launch.getGridSize().x, grid.x);
+    fixed.map(launch.getGridSize().y, grid.y);
+    fixed.map(launch.getGridSize().z, grid.z);
+    fixed.map(launch.getBlockSize().x, block.x);
+    fixed.map(launch.getBlockSize().y, block.y);
+    fixed.map(launch.getBlockSize().z, block.z);
+
+    // Intervals: a shuffle starts one, a barrier ends one.
+    SmallVector<SmallVector<Operation *>> intervals(1);
+    for (Operation &op : body.without_terminator()) {
+      if (isa<gpu::BarrierOp>(op)) {
+        intervals.emplace_back();
+        continue;
+      }
+      if (isa<gpu::ShuffleOp>(op) && !intervals.back().empty())
+        intervals.emplace_back();
+      intervals.back().push_back(&op);
+      interval[&op] = intervals.size() - 1;
+    }
+    // Per-thread arrays for the values that outlive their interval.
+    for (Operation &op : body.without_terminator()) {
+      for (Value result : op.getResults()) {
+        bool later = usedAfter(result, interval[&op]);
+        bool shuffled = llvm::any_of(result.getUses(), [](OpOperand &use) {
+          auto shuffle = dyn_cast<gpu::ShuffleOp>(use.getOwner());
+          return shuffle && use.get() == shuffle.getValue();
+        });
+        if ((later && !recomputable(&op)) || shuffled)
+          arrays[result] = memref::AllocOp::create(
+              b, loc, MemRefType::get({threads}, result.getType()));
+      }
+    }
+    for (ArrayRef<Operation *> ops : intervals)
+      emitInterval(b, loc, ops);
+    for (auto [value, array] : arrays)
+      memref::DeallocOp::create(b, loc, array);
+    launch.erase();
+  }
+
+private:
+  /// Pure arithmetic whose operands a later interval can also produce.
+  static bool recomputable(Operation *op) {
+    return isMemoryEffectFree(op) && op->getNumRegions() == 0 &&
+           !isa<gpu::ShuffleOp>(op);
+  }
+
+  /// Whether an interval after `k` uses `v`, directly or through pure
+  /// arithmetic it recomputes.
+  bool usedAfter(Value v, size_t k) {
+    for (Operation *user : v.getUsers()) {
+      Operation *top = body.findAncestorOpInBlock(*user);
+      if (!top || isa<gpu::TerminatorOp>(top))
+        continue;
+      if (interval.lookup(top) > k)
+        return true;
+      if (top == user && recomputable(user) &&
+          llvm::any_of(user->getResults(), [&](Value r) { return usedAfter(r, k); }))
+        return true;
+    }
+    return false;
+  }
+
+  void emitInterval(OpBuilder &outer, Location loc, ArrayRef<Operation *> ops) {
+    Value zero = arith::ConstantIndexOp::create(outer, loc, 0);
+    Value one = arith::ConstantIndexOp::create(outer, loc, 1);
+    Value count = arith::ConstantIndexOp::create(outer, loc, threads);
+    auto loop = scf::ForOp::create(outer, loc, zero, count, one);
+    OpBuilder b = OpBuilder::atBlockBegin(loop.getBody());
+    Value t = loop.getInductionVar();
+    IRMapping mapping = fixed;
+    Value cx = arith::ConstantIndexOp::create(b, loc, bx);
+    Value cy = arith::ConstantIndexOp::create(b, loc, by);
+    mapping.map(launch.getThreadIds().x, arith::RemUIOp::create(b, loc, t, cx));
+    Value rest = arith::DivUIOp::create(b, loc, t, cx);
+    mapping.map(launch.getThreadIds().y, arith::RemUIOp::create(b, loc, rest, cy));
+    mapping.map(launch.getThreadIds().z, arith::DivUIOp::create(b, loc, rest, cy));
+    for (Operation *op : ops) {
+      if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
+        emitShuffle(b, loc, shuffle, t, mapping);
+        continue;
+      }
+      // Values of earlier intervals, also those used inside op's regions.
+      op->walk([&](Operation *inner) {
+        for (Value v : inner->getOperands())
+          resolve(b, loc, v, t, mapping);
+      });
+      Operation *clone = b.clone(*op, mapping);
+      storeArrays(b, loc, op, clone, t);
+    }
+  }
+
+  /// Makes `v` available in the current interval: mapped already, defined
+  /// outside the launch, recomputed, or loaded from its array.
+  Value resolve(OpBuilder &b, Location loc, Value v, Value t, IRMapping &mapping) {
+    if (Value m = mapping.lookupOrNull(v))
+      return m;
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != &body)
+      return v; // from outside the launch, or defined inside the op itself
+    if (auto it = arrays.find(v); it != arrays.end()) {
+      Value loaded = memref::LoadOp::create(b, loc, it->second, ValueRange{t});
+      mapping.map(v, loaded);
+      return loaded;
+    }
+    for (Value operand : def->getOperands())
+      resolve(b, loc, operand, t, mapping);
+    Operation *clone = b.clone(*def, mapping);
+    return clone->getResult(cast<OpResult>(v).getResultNumber());
+  }
+
+  void storeArrays(OpBuilder &b, Location loc, Operation *op, Operation *clone,
+                   Value t) {
+    for (auto [result, value] : llvm::zip(op->getResults(), clone->getResults()))
+      if (auto it = arrays.find(result); it != arrays.end())
+        memref::StoreOp::create(b, loc, value, it->second, ValueRange{t});
+  }
+
+  /// Lane l of a warp reads lane l ^ offset's operand (always a lane of
+  /// the same warp for width 32 and offsets below 32).
+  void emitShuffle(OpBuilder &b, Location loc, gpu::ShuffleOp shuffle, Value t,
+                   IRMapping &mapping) {
+    int64_t offset = *getConstantIntValue(shuffle.getOffset());
+    Value partner = arith::XOrIOp::create(
+        b, loc, t, arith::ConstantIndexOp::create(b, loc, offset & 31));
+    Value inBlock = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ult, partner,
+        arith::ConstantIndexOp::create(b, loc, threads));
+    Value operand = shuffle.getValue();
+    Value value;
+    if (auto it = arrays.find(operand); it != arrays.end()) {
+      // A missing partner (a partial last warp) reads the thread's own.
+      Value safe = arith::SelectOp::create(b, loc, inBlock, partner, t);
+      value = memref::LoadOp::create(b, loc, it->second, ValueRange{safe});
+    } else {
+      value = resolve(b, loc, operand, t, mapping); // the same in every thread
+    }
+    mapping.map(shuffle.getShuffleResult(), value);
+    mapping.map(shuffle.getValid(), inBlock);
+    Operation *marker = shuffle.getOperation();
+    // The results may be kept for later intervals too.
+    for (auto [result, mapped] :
+         llvm::zip(marker->getResults(), ValueRange{value, inBlock}))
+      if (auto it = arrays.find(result); it != arrays.end())
+        memref::StoreOp::create(b, loc, mapped, it->second, ValueRange{t});
+  }
+
+  gpu::LaunchOp launch;
+  Block &body;
+  int64_t bx = 1, by = 1, threads = 1;
+  IRMapping fixed;
+  llvm::DenseMap<Operation *, size_t> interval;
+  llvm::DenseMap<Value, Value> arrays;
+};
+
 LogicalResult emulate(gpu::LaunchOp launch) {
   std::string reason = unsupportedReason(launch);
   if (!reason.empty())
     return launch.emitOpError("cannot be emulated on the host: ") << reason;
+  if (hasCollectives(launch)) {
+    SegmentedEmulation(launch).run();
+    return success();
+  }
   OpBuilder b(launch);
   Location loc = launch.getLoc();
   gpu::KernelDim3 grid = launch.getGridSizeOperandValues();

@@ -21,9 +21,25 @@ namespace oflow {
 using namespace mlir;
 
 namespace oflow {
-namespace {
 
 constexpr StringLiteral kKernelModule = "oflow_kernels";
+
+gpu::LaunchOp createKernelLaunch(OpBuilder &b, Location loc, StringRef name,
+                                 Value grid, Value block) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  MLIRContext *ctx = b.getContext();
+  auto launch = gpu::LaunchOp::create(
+      b, loc, grid, one, one, block, one, one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, /*workgroupAttributions=*/{},
+      /*privateAttributions=*/{}, nullptr, nullptr, nullptr,
+      FlatSymbolRefAttr::get(ctx, kKernelModule), FlatSymbolRefAttr::get(ctx, name));
+  OpBuilder inner = OpBuilder::atBlockEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(inner, loc);
+  return launch;
+}
+
+namespace {
 constexpr int64_t kMaxGridX = 2147483647; // gridDim.x limit
 
 /// Moves `ops` of a region's block into a new `scf.if cond` placed at `at`.
@@ -275,23 +291,11 @@ struct FormGpuKernelsPass : impl::FormGpuKernelsBase<FormGpuKernelsPass> {
 
   unsigned kernelCount = 0;
 
-  /// A gpu.launch before `at` (grid x block threads, 1-D) that outlining
-  /// turns into `@oflow_kernels::@<func>_k<N>`, with its terminator.
   gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, func::FuncOp func,
                              Value grid, Value block) {
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    MLIRContext *ctx = b.getContext();
-    auto launch = gpu::LaunchOp::create(
-        b, loc, grid, one, one, block, one, one,
-        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-        /*asyncDependencies=*/{}, /*workgroupAttributions=*/{},
-        /*privateAttributions=*/{}, nullptr, nullptr, nullptr,
-        FlatSymbolRefAttr::get(ctx, kKernelModule),
-        FlatSymbolRefAttr::get(
-            ctx, (func.getSymName() + "_k" + Twine(kernelCount++)).str()));
-    OpBuilder inner = OpBuilder::atBlockEnd(&launch.getBody().front());
-    gpu::TerminatorOp::create(inner, loc);
-    return launch;
+    return createKernelLaunch(
+        b, loc, (func.getSymName() + "_k" + Twine(kernelCount++)).str(), grid,
+        block);
   }
 
   /// One thread per point of the loop's flattened iteration space, the last

@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "llvm/ADT/DenseSet.h"
 
 #include <optional>
@@ -46,6 +47,31 @@ bool mayWrite(mlir::Operation *root, const ByteRange &range);
 /// a read cannot move because the memory may change before the kernel.
 mlir::LogicalResult sinkDeviceValues(mlir::func::FuncOp func,
                                      const llvm::DenseSet<mlir::Operation *> &values);
+
+/// A 1-D `gpu.launch` of `grid` blocks of `block` threads before the
+/// builder's insertion point, with its terminator, that gpu-kernel-outlining
+/// turns into `@oflow_kernels::@<name>`.
+mlir::gpu::LaunchOp createKernelLaunch(mlir::OpBuilder &b, mlir::Location loc,
+                                       llvm::StringRef name, mlir::Value grid,
+                                       mlir::Value block);
+
+/// The loop extents of a reduction the warp-row strategy runs
+/// (oflow-gpu-row-reductions): the row's parallel loops, then its reduced
+/// columns; and the op that folds the accumulator.
+struct WarpRowReduction {
+  llvm::SmallVector<int64_t> rows, cols;
+  mlir::Operation *combiner = nullptr;
+  int64_t rowCount() const;
+  int64_t colCount() const;
+};
+
+/// Whether `op` (on tensors or buffers) is a reduction the warp-row strategy
+/// runs: parallel loops then reduction loops, static extents, between 32 and
+/// 32 x `maxChain` reduced elements, one f32 output indexed by the parallel
+/// loops only, one add/mul/max/min combiner with a neutral element.
+/// oflow-split-reductions{warp-rows} and oflow-gpu-row-reductions share it.
+std::optional<WarpRowReduction> matchWarpRowReduction(mlir::linalg::GenericOp op,
+                                                      int64_t maxChain);
 
 } // namespace oflow
 

@@ -24,7 +24,8 @@ void addBufferizePipeline(OpPassManager &pm, const BufferizeOptions &options) {
     addTextual(pm, "func.func(oflow-fuse-elementwise)");
   // Every float sum in chains of at most 64 adds (PyTorch-like accuracy);
   // on the GPU also enough partial outputs to fill the chip.
-  addTextual(pm, options.gpu ? "func.func(oflow-split-reductions{max-chain=64})"
+  addTextual(pm, options.gpu ? "func.func(oflow-split-reductions{max-chain=64 "
+                               "warp-rows=true})"
                              : "func.func(oflow-split-reductions{"
                                "target-threads=0 max-chain=64})");
   // Fills are duplicated after the last CSE, which would merge them again.
@@ -91,8 +92,11 @@ static constexpr const char *kPtxChip = "sm_80";
 static constexpr const char *kPtxFeatures = "+ptx80";
 
 void addGpuFormKernelsPipeline(OpPassManager &pm) {
-  // Reductions first: each thread keeps its accumulators in registers.
-  addTextual(pm, "func.func(oflow-lower-reductions{parallel-loops=true},"
+  // Reductions first: rows one warp each (the reductions split-reductions
+  // left whole for it), the rest one thread per output with register
+  // accumulators.
+  addTextual(pm, "func.func(oflow-gpu-row-reductions{max-chain=64},"
+                 "oflow-lower-reductions{parallel-loops=true},"
                  "oflow-expand-strided-copies{all-copies=true},"
                  "convert-linalg-to-parallel-loops),"
                  "lower-affine,canonicalize,cse,oflow-form-gpu-kernels");
@@ -100,7 +104,7 @@ void addGpuFormKernelsPipeline(OpPassManager &pm) {
 
 void addGpuOutlinedKernelsPipeline(OpPassManager &pm) {
   addGpuFormKernelsPipeline(pm);
-  addTextual(pm, "gpu-kernel-outlining");
+  addTextual(pm, "oflow-outline-gpu-kernels");
 }
 
 void addGpuKernelPipeline(OpPassManager &pm, StringRef toolkit) {

@@ -27,6 +27,7 @@
 // are re-associated, as every GPU library's and PyTorch's reductions are.
 //
 //===----------------------------------------------------------------------===//
+#include "GpuKernels.h"
 #include "oflow/Codegen/Passes.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
@@ -284,6 +285,10 @@ struct SplitReductionsPass : impl::SplitReductionsBase<SplitReductionsPass> {
       auto [op, first] = work.pop_back_val();
       std::optional<Reduction> r = analyze(op);
       if (!r)
+        continue;
+      // One warp per row reads the row coalesced, chains of at most
+      // max-chain per lane: no split needed.
+      if (first && warpRows && matchWarpRowReduction(op, maxChain))
         continue;
       std::optional<Split> s;
       if (first)

@@ -51,13 +51,128 @@ func.func @ids(%buf: memref<64xindex>) {
 
 // -----
 
-func.func @barrier(%buf: memref<64xf32>) {
+// Shuffles and barriers at the top level (the warp-row strategy): a
+// parallel loop over the blocks; in it one sequential loop over the block's
+// threads per interval between them. The value a shuffle reads lives in a
+// per-thread array of the block, read at the partner thread t ^ offset, so
+// the emulated butterfly combines in the GPU's order; pure index arithmetic
+// (the row) is recomputed in each interval instead of kept.
+// CHECK-LABEL: func.func @rowsum
+//       CHECK: scf.parallel (%{{.*}}, %{{.*}}, %[[BX:.*]]) = (%c0, %c0, %c0) to (%c1, %c1, %c2)
+//       CHECK:   %[[PART:.*]] = memref.alloc() : memref<256xf32>
+//       CHECK:   scf.for %[[T:.*]] = %c0{{.*}} to %c256{{.*}} step %c1
+//       CHECK:     %[[P:.*]] = scf.for
+//       CHECK:     memref.store %[[P]], %[[PART]][%[[T]]]
+//       CHECK:   scf.for %[[T2:.*]] = %c0{{.*}} to %c256
+//       CHECK:     %[[PARTNER:.*]] = arith.xori %[[T2]], %c16
+//       CHECK:     %[[SAFE:.*]] = arith.select %{{.*}}, %[[PARTNER]], %[[T2]]
+//       CHECK:     %[[THEIRS:.*]] = memref.load %[[PART]][%[[SAFE]]]
+//       CHECK:     %[[MINE:.*]] = memref.load %[[PART]][%[[T2]]]
+//       CHECK:     %[[SUM:.*]] = arith.addf %[[MINE]], %[[THEIRS]]
+//       CHECK:     memref.store %[[SUM]], %{{.*}}[%[[T2]]]
+//       CHECK:   scf.for %[[T3:.*]] = %c0{{.*}} to %c256
+//       CHECK:     arith.xori %[[T3]], %c1
+//       CHECK:     arith.muli %[[BX]], %c8
+//       CHECK:     scf.if
+//       CHECK:       memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<16xf32>
+//       CHECK:   memref.dealloc
+//   CHECK-NOT: gpu.
+func.func @rowsum(%in: memref<16x64xf32>, %out: memref<16xf32>) {
   %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c256 = arith.constant 256 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    %c32 = arith.constant 32 : index
+    %c64 = arith.constant 64 : index
+    %zero = arith.constant 0.0 : f32
+    %lane = arith.remui %tx, %c32 : index
+    %warp = arith.divui %tx, %c32 : index
+    %rb = arith.muli %bx, %c8 : index
+    %row = arith.addi %rb, %warp : index
+    %p = scf.for %c = %lane to %c64 step %c32 iter_args(%acc = %zero) -> f32 {
+      %v = memref.load %in[%row, %c] : memref<16x64xf32>
+      %s = arith.addf %acc, %v : f32
+      scf.yield %s : f32
+    }
+    %o16 = arith.constant 16 : i32
+    %w = arith.constant 32 : i32
+    %r1, %ok1 = gpu.shuffle xor %p, %o16, %w : f32
+    %s1 = arith.addf %p, %r1 : f32
+    %o1 = arith.constant 1 : i32
+    %r2, %ok2 = gpu.shuffle xor %s1, %o1, %w : f32
+    %s2 = arith.addf %s1, %r2 : f32
+    %first = arith.cmpi eq, %lane, %c0 : index
+    scf.if %first {
+      memref.store %s2, %out[%row] : memref<16xf32>
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A barrier ends an interval: every thread's store happens before any
+// thread's load of its neighbour's element.
+// CHECK-LABEL: func.func @barrier
+//       CHECK: scf.parallel
+//       CHECK:   scf.for
+//       CHECK:     memref.store
+//       CHECK:   scf.for
+//       CHECK:     memref.load
+//   CHECK-NOT: gpu.barrier
+func.func @barrier(%buf: memref<64xf32>, %out: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c63 = arith.constant 63 : index
   %c64 = arith.constant 64 : index
-  // expected-error @below {{cannot be emulated on the host: it uses gpu.barrier, which needs threads that run together}}
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %v = arith.index_cast %tx : index to i32
+    %f = arith.sitofp %v : i32 to f32
+    memref.store %f, %buf[%tx] : memref<64xf32>
     gpu.barrier
+    %n = arith.subi %c63, %tx : index
+    %w = memref.load %buf[%n] : memref<64xf32>
+    memref.store %w, %out[%tx] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @nested_shuffle(%buf: memref<64xf32>, %c: i1) {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  // expected-error @below {{cannot be emulated on the host: it uses gpu.shuffle inside control flow (only at the top level of the body can the emulator run the threads up to it)}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    scf.if %c {
+      %v = memref.load %buf[%tx] : memref<64xf32>
+      %o = arith.constant 1 : i32
+      %w = arith.constant 32 : i32
+      %r, %ok = gpu.shuffle xor %v, %o, %w : f32
+      memref.store %r, %buf[%tx] : memref<64xf32>
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @subgroup(%buf: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  // expected-error @below {{cannot be emulated on the host: it uses gpu.subgroup_reduce, which needs threads that run together}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %v = memref.load %buf[%tx] : memref<64xf32>
+    %r = gpu.subgroup_reduce add %v : (f32) -> f32
+    memref.store %r, %buf[%tx] : memref<64xf32>
     gpu.terminator
   }
   return

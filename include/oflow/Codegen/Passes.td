@@ -135,6 +135,8 @@ def SplitReductions : Pass<"oflow-split-reductions", "mlir::func::FuncOp"> {
            "the least number of reduced elements per partial result">,
     Option<"maxChain", "max-chain", "int64_t", "0",
            "longest sequential chain of float additions (0: no limit)">,
+    Option<"warpRows", "warp-rows", "bool", "false",
+           "leave whole the reductions oflow-gpu-row-reductions runs one warp per row">,
   ];
   let dependentDialects = ["mlir::tensor::TensorDialect", "mlir::linalg::LinalgDialect",
                            "mlir::arith::ArithDialect"];
@@ -199,6 +201,53 @@ def ExpandStridedCopies : Pass<"oflow-expand-strided-copies", "mlir::func::FuncO
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def GpuRowReductions : Pass<"oflow-gpu-row-reductions", "mlir::func::FuncOp"> {
+  let summary = "row reductions and their row-wise consumers -> one warp per row";
+  let description = [{
+    The kernel strategy for row reductions on the CUDA target (softmax,
+    log-softmax, layer norm forward and backward, cross-entropy, row sums).
+    A `linalg.generic` on buffers whose loops are parallel loops (the row)
+    followed by reduction loops (its columns, 32 to 32 x `max-chain`
+    elements), with static extents, one f32 output indexed by the row and
+    one combiner with a neutral element (add, mul, max, min) starts a group;
+    the following top-level generics over the same loop extents join it
+    (reductions over the same columns, elementwise ops over row x columns),
+    as long as every two accesses of overlapping memory by the group, one of
+    them a write, use the same buffer with the same indexing map (so the
+    same lane of the same warp touches the element, in program order) and
+    only pure ops lie in between. The `linalg.fill` that initializes a
+    member reduction's output becomes its initial value.
+
+    The group becomes one `gpu.launch` (8 warps of 32 lanes per block,
+    `oflow.strategy = "warp-row"`): each warp runs one row; lane l visits
+    columns l, l + 32, ...; a reduction's lane partials are combined with a
+    butterfly of `gpu.shuffle xor` (offsets 16, 8, 4, 2, 1) that leaves the
+    result in every lane, lane 0 stores it, and later members read it from
+    the register instead of memory. A row is read from HBM once; the
+    rereads of later members hit the cache.
+
+    oflow-split-reductions{warp-rows} leaves exactly these reductions whole,
+    so every one of them must become a kernel here: one that cannot (not at
+    the top level of a function) is an error.
+  }];
+  let options = [
+    Option<"maxChain", "max-chain", "int64_t", "64",
+           "the longest sequential chain per lane: rows up to 32 x this many columns">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect", "mlir::affine::AffineDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def OutlineGpuKernels : Pass<"oflow-outline-gpu-kernels", "mlir::ModuleOp"> {
+  let summary = "gpu-kernel-outlining that keeps each launch's kernel strategy";
+  let description = [{
+    Runs upstream `gpu-kernel-outlining`, then puts each `gpu.launch`'s
+    `oflow.strategy` on the `gpu.func` it became (upstream drops it), for
+    the cost report (`--emit=kernels`) and the PTX tests.
+  }];
+}
+
 def FormGpuKernels : Pass<"oflow-form-gpu-kernels", "mlir::ModuleOp"> {
   let summary = "host code on device buffers -> gpu.launch regions";
   let description = [{
@@ -260,11 +309,21 @@ def EmulateGpuLaunches : Pass<"oflow-emulate-gpu-launches", "mlir::func::FuncOp"
     ids, grid and block sizes as the loop's induction variables and bounds.
     The kernels the CUDA pipeline forms then run as ordinary host loops, so
     a machine without a GPU checks their numerics end to end
-    (`oflow-compile --target cuda-emulated`). Launches that need a GPU to
-    mean anything (barriers, workgroup or private memory, async tokens,
-    clusters, more than one block) are refused with an error.
+    (`oflow-compile --target cuda-emulated`).
+
+    A launch with `gpu.shuffle` or `gpu.barrier` at the top level of its
+    body (the warp-row strategy) runs MCUDA-style: one parallel loop over
+    the blocks; inside, the body is split at each of them into intervals,
+    each a sequential loop over the block's threads; values that live
+    across an interval are kept in a per-thread array of the block, and a
+    `gpu.shuffle xor` reads its partner lane's value from its operand's
+    array, so an emulated butterfly combines in exactly the GPU's order.
+    Launches that need a GPU to mean anything (shuffles or barriers nested
+    in control flow, workgroup or private memory, async tokens, clusters)
+    are refused with an error.
   }];
-  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def OutlineLoopNests : Pass<"oflow-outline-loop-nests", "mlir::ModuleOp"> {

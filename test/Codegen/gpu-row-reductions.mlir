@@ -1,0 +1,205 @@
+// RUN: oflow-opt %s --oflow-gpu-row-reductions --split-input-file --verify-diagnostics | FileCheck %s
+
+// A softmax (max, sum of exp, normalize) becomes one kernel: a warp per row
+// (8 per block: 2 blocks for 16 rows), lane l visiting columns l, l + 32;
+// each reduction's lane partials combined by a butterfly of xor shuffles,
+// stored by lane 0 and reused from the register (the normalize reads no
+// max or sum from memory). The fills become the initial values.
+// CHECK-LABEL: func.func @softmax
+//   CHECK-NOT: linalg.
+//       CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}}) threads({{.*}}) in ({{.*}} = %c256, {{.*}}) module(@oflow_kernels) function(@softmax_row0)
+//       CHECK:   %[[LANE:.*]] = arith.remui %{{.*}}, %c32
+//       CHECK:   %[[MAXP:.*]] = scf.for %{{.*}} = %[[LANE]] to %c64 step %c32{{.*}} iter_args(%{{.*}} = %cst{{.*}}) -> (f32)
+//       CHECK:     memref.load %[[X:.*]][%{{.*}}, %{{.*}}] : memref<16x64xf32>
+//       CHECK:     arith.maximumf
+//       CHECK:   gpu.shuffle xor %[[MAXP]], %c16_i32
+//       CHECK:   gpu.shuffle xor %{{.*}}, %c8_i32
+//       CHECK:   gpu.shuffle xor %{{.*}}, %c4_i32
+//       CHECK:   gpu.shuffle xor %{{.*}}, %c2_i32
+//       CHECK:   gpu.shuffle xor %{{.*}}, %c1_i32
+//       CHECK:   %[[MAX:.*]] = arith.maximumf %cst, %{{.*}} : f32
+//       CHECK:   %[[FIRST:.*]] = arith.cmpi eq, %[[LANE]], %c0
+//       CHECK:   scf.if %[[FIRST]] {
+//  CHECK-NEXT:     memref.store %[[MAX]], %{{.*}}[%{{.*}}] : memref<16xf32>
+//       CHECK:   scf.for %{{.*}} = %[[LANE]] to %c64
+//   CHECK-NOT:     memref.load %{{.*}} : memref<16xf32>
+//       CHECK:     arith.subf %{{.*}}, %[[MAX]]
+//       CHECK:   gpu.shuffle xor
+//       CHECK:   %[[SUM:.*]] = arith.addf %cst_0, %{{.*}} : f32
+//       CHECK:   scf.for %{{.*}} = %[[LANE]] to %c64
+//   CHECK-NOT:     memref.load %{{.*}} : memref<16xf32>
+//       CHECK:     arith.divf %{{.*}}, %[[SUM]]
+//       CHECK:     memref.store %{{.*}} : memref<16x64xf32>
+//       CHECK:   gpu.terminator
+//       CHECK: } {oflow.strategy = "warp-row"}
+//   CHECK-NOT: gpu.launch
+func.func @softmax(%buf: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c4096 = arith.constant 4096 : index
+  %c4160 = arith.constant 4160 : index
+  %c8192 = arith.constant 8192 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %x = memref.view %buf[%c0][] : memref<?xi8> to memref<16x64xf32>
+  %max = memref.view %buf[%c4096][] : memref<?xi8> to memref<16xf32>
+  %sum = memref.view %buf[%c4160][] : memref<?xi8> to memref<16xf32>
+  %y = memref.view %buf[%c8192][] : memref<?xi8> to memref<16x64xf32>
+  linalg.fill ins(%ninf : f32) outs(%max : memref<16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<16x64xf32>) outs(%max : memref<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %out, %in : f32
+    linalg.yield %m : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%sum : memref<16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x, %max : memref<16x64xf32>, memref<16xf32>) outs(%sum : memref<16xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %d = arith.subf %in, %m : f32
+    %e = math.exp %d : f32
+    %s = arith.addf %out, %e : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %max, %sum : memref<16x64xf32>, memref<16xf32>, memref<16xf32>) outs(%y : memref<16x64xf32>) {
+  ^bb0(%in: f32, %m: f32, %s: f32, %out: f32):
+    %d = arith.subf %in, %m : f32
+    %e = math.exp %d : f32
+    %r = arith.divf %e, %s : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A layer norm's mean: the sum, then `mean = sum / 64` over the rows alone
+// (a row-scalar member: every lane computes it, lane 0 stores it), then the
+// centered square sum reading the mean from the register. Without a fill
+// the reduction starts from its output in memory. 10 rows: 8 warps per
+// block, 2 blocks, the last block's idle warps clamped to row 9 and kept
+// from storing.
+// CHECK-LABEL: func.func @mean_var
+//       CHECK: gpu.launch {{.*}} function(@mean_var_row0)
+//       CHECK:   %[[ROW:.*]] = arith.addi
+//       CHECK:   %[[IN:.*]] = arith.cmpi ule, %[[ROW]], %c9
+//       CHECK:   %[[R:.*]] = arith.minui %[[ROW]], %c9
+//       CHECK:   %[[INIT:.*]] = memref.load %{{.*}}[%[[R]]] : memref<10xf32>
+//       CHECK:   %[[S:.*]] = arith.addf %[[INIT]], %{{.*}} : f32
+//       CHECK:   %[[MEAN:.*]] = arith.divf %[[S]], %{{.*}} : f32
+//       CHECK:   arith.andi %[[IN]], %{{.*}} : i1
+//       CHECK:   scf.for
+//       CHECK:     arith.subf %{{.*}}, %[[MEAN]]
+//       CHECK: } {oflow.strategy = "warp-row"}
+//   CHECK-NOT: linalg.generic
+func.func @mean_var(%buf: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c4096 = arith.constant 4096 : index
+  %c4160 = arith.constant 4160 : index
+  %c4224 = arith.constant 4224 : index
+  %n = arith.constant 64.0 : f32
+  %x = memref.view %buf[%c0][] : memref<?xi8> to memref<10x64xf32>
+  %sum = memref.view %buf[%c4096][] : memref<?xi8> to memref<10xf32>
+  %mean = memref.view %buf[%c4160][] : memref<?xi8> to memref<10xf32>
+  %var = memref.view %buf[%c4224][] : memref<?xi8> to memref<10xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<10x64xf32>) outs(%sum : memref<10xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sum : memref<10xf32>) outs(%mean : memref<10xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.divf %in, %n : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x, %mean : memref<10x64xf32>, memref<10xf32>) outs(%var : memref<10xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %d = arith.subf %in, %m : f32
+    %q = arith.mulf %d, %d : f32
+    %s = arith.addf %out, %q : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A member reading what another lane wrote would race: the reduction reads
+// y through a second view of its bytes (the group cannot tell it is the
+// same element), which the elementwise op before it wrote. The group ends
+// there and the reduction starts its own kernel.
+// CHECK-LABEL: func.func @hazard
+//       CHECK: gpu.launch {{.*}} function(@hazard_row0)
+//       CHECK:   gpu.shuffle
+//       CHECK:   memref.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<16x64xf32>
+//       CHECK: gpu.launch {{.*}} function(@hazard_row1)
+//       CHECK:   gpu.shuffle
+func.func @hazard(%buf: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c4096 = arith.constant 4096 : index
+  %c4160 = arith.constant 4160 : index
+  %c8192 = arith.constant 8192 : index
+  %x = memref.view %buf[%c0][] : memref<?xi8> to memref<16x64xf32>
+  %s1 = memref.view %buf[%c4096][] : memref<?xi8> to memref<16xf32>
+  %s2 = memref.view %buf[%c4160][] : memref<?xi8> to memref<16xf32>
+  %y = memref.view %buf[%c8192][] : memref<?xi8> to memref<16x64xf32>
+  %y2 = memref.view %buf[%c8192][] : memref<?xi8> to memref<16x64xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<16x64xf32>) outs(%s1 : memref<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %s1 : memref<16x64xf32>, memref<16xf32>) outs(%y : memref<16x64xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %r = arith.subf %in, %s : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%y2 : memref<16x64xf32>) outs(%s2 : memref<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.maximumf %out, %in : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Rows of fewer than 32 columns (idle lanes), a sum over the rows (not the
+// innermost loops) and integer sums are not this strategy's.
+// CHECK-LABEL: func.func @not_rows
+//   CHECK-NOT: gpu.launch
+//       CHECK: linalg.generic
+//       CHECK: linalg.generic
+//       CHECK: linalg.generic
+func.func @not_rows(%x: memref<16x16xf32>, %rows: memref<16xf32>, %y: memref<64x16xf32>,
+                    %cols: memref<16xf32>, %i: memref<16x64xi32>, %isum: memref<16xi32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<16x16xf32>) outs(%rows : memref<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%y : memref<64x16xf32>) outs(%cols : memref<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%i : memref<16x64xi32>) outs(%isum : memref<16xi32>) {
+  ^bb0(%in: i32, %out: i32):
+    %s = arith.addi %out, %in : i32
+    linalg.yield %s : i32
+  }
+  return
+}
+
+// -----
+
+// split-reductions{warp-rows} left such a reduction whole: it must become
+// a kernel, which inside control flow it cannot.
+func.func @nested(%x: memref<16x64xf32>, %s: memref<16xf32>, %c: i1) {
+  scf.if %c {
+    // expected-error @below {{a row reduction nested in control flow cannot become a warp-per-row kernel}}
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<16x64xf32>) outs(%s : memref<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %r = arith.addf %out, %in : f32
+      linalg.yield %r : f32
+    }
+  }
+  return
+}
