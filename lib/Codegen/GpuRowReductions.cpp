@@ -104,6 +104,8 @@ namespace {
 
 constexpr int64_t kWarp = 32;
 constexpr int64_t kWarpsPerBlock = 8;
+/// Columns a lane reads before it computes (independent loads in flight).
+constexpr int64_t kUnroll = 4;
 
 /// One access of a group member to a buffer.
 struct Access {
@@ -296,24 +298,61 @@ public:
   }
 
 private:
-  /// The loop over this lane's columns; `body` gets the loop's ivs.
-  scf::ForOp columnLoop(ValueRange inits,
-                        function_ref<SmallVector<Value>(ArrayRef<Value>, ValueRange)> body) {
+  using LoadFn = function_ref<SmallVector<Value>(ArrayRef<Value> ivs)>;
+  using ApplyFn = function_ref<SmallVector<Value>(ArrayRef<Value> ivs,
+                                                  ArrayRef<Value> operands,
+                                                  ValueRange iters)>;
+
+  /// This lane's columns lane, lane + 32, ... in order, carrying `inits`:
+  /// `load` reads a column's operands, `apply` computes it. The main loop
+  /// takes kUnroll columns per iteration and reads all of them before
+  /// computing any, so a lane has kUnroll independent loads in flight (the
+  /// order of the computation, hence of a reduction's sum, is unchanged);
+  /// a second loop takes the columns past the last full kUnroll x 32.
+  ValueRange columnLoops(ValueRange inits, LoadFn load, ApplyFn apply) {
     int64_t colCount = 1;
     for (int64_t e : group.cols)
       colCount *= e;
-    Value ub = arith::ConstantIndexOp::create(b, loc, colCount);
-    Value step = arith::ConstantIndexOp::create(b, loc, kWarp);
-    auto loop = scf::ForOp::create(b, loc, lane, ub, step, inits);
-    if (inits.empty()) // the builder added an empty yield
-      loop.getBody()->getTerminator()->erase();
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    SmallVector<Value> ivs(rowIvs);
-    llvm::append_range(ivs, delinearize(b, loc, loop.getInductionVar(), group.cols));
-    SmallVector<Value> yields = body(ivs, loop.getRegionIterArgs());
-    scf::YieldOp::create(b, loc, yields);
-    return loop;
+    int64_t mainEnd = colCount / (kUnroll * kWarp) * (kUnroll * kWarp);
+    auto columnIvs = [&](Value column) {
+      SmallVector<Value> ivs(rowIvs);
+      llvm::append_range(ivs, delinearize(b, loc, column, group.cols));
+      return ivs;
+    };
+    auto emitLoop = [&](Value lb, int64_t ub, int64_t unroll, ValueRange iters) {
+      Value upper = arith::ConstantIndexOp::create(b, loc, ub);
+      Value step = arith::ConstantIndexOp::create(b, loc, unroll * kWarp);
+      auto loop = scf::ForOp::create(b, loc, lb, upper, step, iters);
+      if (iters.empty()) // the builder added an empty yield
+        loop.getBody()->getTerminator()->erase();
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      SmallVector<SmallVector<Value>> points, operands;
+      for (int64_t u = 0; u < unroll; ++u) {
+        Value column = loop.getInductionVar();
+        if (u)
+          column = arith::AddIOp::create(
+              b, loc, column, arith::ConstantIndexOp::create(b, loc, u * kWarp));
+        points.push_back(columnIvs(column));
+        operands.push_back(load(points.back()));
+      }
+      SmallVector<Value> carried(loop.getRegionIterArgs());
+      for (int64_t u = 0; u < unroll; ++u)
+        carried = apply(points[u], operands[u], carried);
+      scf::YieldOp::create(b, loc, carried);
+      return loop;
+    };
+    ValueRange results = inits;
+    if (mainEnd > 0)
+      results = emitLoop(lane, mainEnd, kUnroll, results).getResults();
+    if (mainEnd < colCount) {
+      Value lb = lane;
+      if (mainEnd)
+        lb = arith::AddIOp::create(b, loc, lane,
+                                   arith::ConstantIndexOp::create(b, loc, mainEnd));
+      results = emitLoop(lb, colCount, 1, results).getResults();
+    }
+    return results;
   }
 
   /// An operand's value at loop point `ivs`: a reduction result of an
@@ -368,16 +407,21 @@ private:
     BlockArgument accArg = op.getRegionOutputArgs()[0];
     unsigned accPosition = combiner->getOperand(0) == accArg ? 0 : 1;
     Value neutral = arith::ConstantOp::create(b, loc, *arith::getNeutralElement(combiner));
-    auto loop = columnLoop({neutral}, [&](ArrayRef<Value> ivs, ValueRange iters) {
-      SmallVector<Value> args;
-      for (OpOperand *in : op.getDpsInputOperands())
-        args.push_back(isa<MemRefType>(in->get().getType())
-                           ? read(in->get(), group.groupMap(op, in), ivs)
-                           : in->get());
-      args.push_back(iters[0]);
-      return cloneBody(op, ivs, args);
-    });
-    Value partial = loop.getResult(0);
+    Value partial = columnLoops(
+        {neutral},
+        [&](ArrayRef<Value> ivs) {
+          SmallVector<Value> operands;
+          for (OpOperand *in : op.getDpsInputOperands())
+            operands.push_back(isa<MemRefType>(in->get().getType())
+                                   ? read(in->get(), group.groupMap(op, in), ivs)
+                                   : in->get());
+          return operands;
+        },
+        [&](ArrayRef<Value> ivs, ArrayRef<Value> operands, ValueRange iters) {
+          SmallVector<Value> args(operands);
+          args.push_back(iters[0]);
+          return cloneBody(op, ivs, args);
+        })[0];
     for (int32_t offset = kWarp / 2; offset >= 1; offset /= 2) {
       auto shuffle = gpu::ShuffleOp::create(b, loc, partial, offset, kWarp,
                                             gpu::ShuffleMode::XOR);
@@ -428,25 +472,30 @@ private:
   void buildElementwise(Member m) {
     linalg::GenericOp op = m.op;
     guarded(/*lane0=*/false, [&] {
-      columnLoop({}, [&](ArrayRef<Value> ivs, ValueRange) {
-        SmallVector<Value> args;
-        for (OpOperand &operand : op->getOpOperands()) {
-          Value v = operand.get();
-          bool isInit = op.isDpsInit(&operand);
-          if (!isa<MemRefType>(v.getType()))
-            args.push_back(v);
-          else if (isInit && !op.payloadUsesValueFromOperand(&operand))
-            args.push_back(Value()); // unused block argument
-          else
-            args.push_back(read(v, group.groupMap(op, &operand), ivs));
-        }
-        SmallVector<Value> yields = cloneBody(op, ivs, args);
-        for (auto [out, value] : llvm::zip(op.getDpsInitsMutable(), yields))
-          memref::StoreOp::create(
-              b, loc, value, out.get(),
-              applyMap(b, loc, op.getMatchingIndexingMap(&out), ivs));
-        return SmallVector<Value>{};
-      });
+      columnLoops(
+          {},
+          [&](ArrayRef<Value> ivs) {
+            SmallVector<Value> args;
+            for (OpOperand &operand : op->getOpOperands()) {
+              Value v = operand.get();
+              if (!isa<MemRefType>(v.getType()))
+                args.push_back(v);
+              else if (op.isDpsInit(&operand) &&
+                       !op.payloadUsesValueFromOperand(&operand))
+                args.push_back(Value()); // an unused block argument
+              else
+                args.push_back(read(v, group.groupMap(op, &operand), ivs));
+            }
+            return args;
+          },
+          [&](ArrayRef<Value> ivs, ArrayRef<Value> args, ValueRange) {
+            SmallVector<Value> yields = cloneBody(op, ivs, args);
+            for (auto [out, value] : llvm::zip(op.getDpsInitsMutable(), yields))
+              memref::StoreOp::create(
+                  b, loc, value, out.get(),
+                  applyMap(b, loc, op.getMatchingIndexingMap(&out), ivs));
+            return SmallVector<Value>{};
+          });
     });
   }
 

@@ -121,6 +121,37 @@ func.func @mean_var(%buf: memref<?xi8>) {
 
 // -----
 
+// 160 columns: a main loop of 4 columns per lane and iteration (lane,
+// lane + 32, + 64, + 96: four loads issued before the first add, the adds
+// in column order), then the columns from 128 on one at a time.
+// CHECK-LABEL: func.func @unrolled
+//       CHECK: %[[LANE:.*]] = arith.remui
+//       CHECK: %[[MAIN:.*]] = scf.for %[[C:.*]] = %[[LANE]] to %c128 step %c128{{.*}} iter_args(%[[ACC:.*]] = %cst
+//       CHECK:   %[[V0:.*]] = memref.load %{{.*}}[%{{.*}}, %[[C]]]
+//       CHECK:   %[[C1:.*]] = arith.addi %[[C]], %c32
+//       CHECK:   %[[V1:.*]] = memref.load %{{.*}}[%{{.*}}, %[[C1]]]
+//       CHECK:   %[[C2:.*]] = arith.addi %[[C]], %c64
+//       CHECK:   %[[V2:.*]] = memref.load %{{.*}}[%{{.*}}, %[[C2]]]
+//       CHECK:   %[[C3:.*]] = arith.addi %[[C]], %c96
+//       CHECK:   %[[V3:.*]] = memref.load %{{.*}}[%{{.*}}, %[[C3]]]
+//  CHECK-NEXT:   %[[A0:.*]] = arith.addf %[[ACC]], %[[V0]]
+//  CHECK-NEXT:   %[[A1:.*]] = arith.addf %[[A0]], %[[V1]]
+//  CHECK-NEXT:   %[[A2:.*]] = arith.addf %[[A1]], %[[V2]]
+//  CHECK-NEXT:   %[[A3:.*]] = arith.addf %[[A2]], %[[V3]]
+//  CHECK-NEXT:   scf.yield %[[A3]]
+//       CHECK: %[[REST:.*]] = arith.addi %[[LANE]], %c128
+//       CHECK: scf.for %{{.*}} = %[[REST]] to %c160 step %c32{{.*}} iter_args(%{{.*}} = %[[MAIN]])
+func.func @unrolled(%x: memref<16x160xf32>, %s: memref<16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<16x160xf32>) outs(%s : memref<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %out, %in : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // A member reading what another lane wrote would race: the reduction reads
 // y through a second view of its bytes (the group cannot tell it is the
 // same element), which the elementwise op before it wrote. The group ends
