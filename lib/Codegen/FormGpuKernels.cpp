@@ -286,21 +286,47 @@ scf::ParallelOp atomicScatterAdd(scf::ForOp forOp) {
   return both;
 }
 
+/// Whether `ifOp` can run on the host: its condition is not read from
+/// device memory, it has no else, and its then-block holds only parallel
+/// loops and pure ops computing from host values.
+bool staysOnHost(scf::IfOp ifOp, const llvm::DenseSet<Operation *> &device) {
+  Operation *cond = ifOp.getCondition().getDefiningOp();
+  if (ifOp.elseBlock() || (cond && device.contains(cond)))
+    return false;
+  for (Operation &op : ifOp.thenBlock()->without_terminator()) {
+    if (auto par = dyn_cast<scf::ParallelOp>(op)) {
+      if (par.getNumResults())
+        return false;
+      continue;
+    }
+    if (!isMemoryEffectFree(&op) || op.getNumRegions())
+      return false;
+    for (Value v : op.getOperands())
+      if (Operation *def = v.getDefiningOp(); def && device.contains(def))
+        return false;
+  }
+  return true;
+}
+
 struct FormGpuKernelsPass : impl::FormGpuKernelsBase<FormGpuKernelsPass> {
   using Base::Base;
 
   unsigned kernelCount = 0;
 
+  unsigned checkingCount = 0;
+
+  /// A launch named `<func>_k<N>`, or `<func>_check<N>` for the kernels
+  /// that run only under a host condition (checking mode).
   gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, func::FuncOp func,
-                             Value grid, Value block) {
-    return createKernelLaunch(
-        b, loc, (func.getSymName() + "_k" + Twine(kernelCount++)).str(), grid,
-        block);
+                             Value grid, Value block, bool checking = false) {
+    std::string name =
+        checking ? (func.getSymName() + "_check" + Twine(checkingCount++)).str()
+                 : (func.getSymName() + "_k" + Twine(kernelCount++)).str();
+    return createKernelLaunch(b, loc, name, grid, block);
   }
 
-  /// One thread per point of the loop's flattened iteration space, the last
-  /// dimension varying fastest (consecutive threads, consecutive elements).
-  LogicalResult launchParallel(scf::ParallelOp par, func::FuncOp func) {
+  LogicalResult launchParallel(scf::ParallelOp par, func::FuncOp func,
+                               bool checking = false) {
     if (par.getNumResults())
       return par.emitError("parallel loops with reductions are not supported "
                            "on the CUDA target");
@@ -353,7 +379,7 @@ struct FormGpuKernelsPass : impl::FormGpuKernelsBase<FormGpuKernelsPass> {
       grid = arith::MaxSIOp::create(
           b, loc, arith::CeilDivUIOp::create(b, loc, count, block), one);
     }
-    gpu::LaunchOp launch = createLaunch(b, loc, func, grid, block);
+    gpu::LaunchOp launch = createLaunch(b, loc, func, grid, block, checking);
     Block &body = launch.getBody().front();
     b.setInsertionPoint(body.getTerminator());
     Value id = arith::AddIOp::create(
@@ -492,10 +518,23 @@ struct FormGpuKernelsPass : impl::FormGpuKernelsBase<FormGpuKernelsPass> {
       return func.emitError("oflow-form-gpu-kernels expects single-block "
                             "functions");
     Block &body = func.getBody().front();
+    // An scf.if on a host condition (the checking-mode flag from the
+    // runtime) around parallel loops stays on the host: its loops launch
+    // only when it holds.
+    llvm::DenseSet<Operation *> device = findDeviceValues(body);
     SmallVector<scf::IfOp> ifs;
-    for (auto ifOp : body.getOps<scf::IfOp>())
-      if (!ifOp.getNumResults())
+    for (auto ifOp : body.getOps<scf::IfOp>()) {
+      if (ifOp.getNumResults())
+        continue;
+      if (!staysOnHost(ifOp, device)) {
         ifs.push_back(ifOp);
+        continue;
+      }
+      for (auto par : llvm::make_early_inc_range(
+               ifOp.thenBlock()->getOps<scf::ParallelOp>()))
+        if (failed(launchParallel(par, func, /*checking=*/true)))
+          return failure();
+    }
     while (!ifs.empty())
       if (failed(distributeIf(ifs.pop_back_val(), ifs)))
         return failure();
@@ -507,6 +546,7 @@ struct FormGpuKernelsPass : impl::FormGpuKernelsBase<FormGpuKernelsPass> {
         return failure();
     if (failed(launchRemaining(func)))
       return failure();
+
     if (failed(sinkDeviceValues(func, findDeviceValues(body))))
       return failure();
     for (Operation &op : body)
@@ -521,7 +561,7 @@ struct FormGpuKernelsPass : impl::FormGpuKernelsBase<FormGpuKernelsPass> {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      kernelCount = 0;
+      kernelCount = checkingCount = 0;
       if (failed(formKernels(func)))
         return signalPassFailure();
     }

@@ -17,7 +17,8 @@
 namespace oflow {
 
 /// Ops the host may run on the CUDA target: no memory effects (index and
-/// address arithmetic, views), runtime calls, kernel launches.
+/// address arithmetic, views), runtime calls, kernel launches, and `scf.if`s
+/// (on a host condition) of such ops.
 bool isHostOp(mlir::Operation *op);
 
 /// Top-level ops of `body` whose value only exists in device memory: host

@@ -816,6 +816,8 @@ int64_t dtypeBytes(int64_t dtype) {
 /// the links are the planner's business, #15).
 std::optional<KernelCost> collectiveCost(func::CallOp call, const DeviceProfile &d) {
   StringRef callee = call.getCallee();
+  if (!callee.starts_with("oflow_rt_all_") && callee != "oflow_rt_reduce_scatter")
+    return std::nullopt;
   std::optional<int64_t> elements;
   int64_t dtype = constantInt(call.getOperand(0)).value_or(0);
   if (callee == "oflow_rt_all_reduce")
@@ -850,6 +852,24 @@ std::array<int64_t, 3> launchDims(gpu::KernelDim3 dims) {
 
 } // namespace
 
+/// Whether `op` runs only in checking mode: under an scf.if on the
+/// runtime's `oflow_rt_check_memory()`.
+static bool checkingModeOnly(Operation *op) {
+  for (auto ifOp = op->getParentOfType<scf::IfOp>(); ifOp;
+       ifOp = ifOp->getParentOfType<scf::IfOp>()) {
+    SmallVector<Value> work = {ifOp.getCondition()};
+    while (!work.empty()) {
+      Operation *def = work.pop_back_val().getDefiningOp();
+      if (auto call = dyn_cast_or_null<func::CallOp>(def);
+          call && call.getCallee() == "oflow_rt_check_memory")
+        return true;
+      if (isa_and_nonnull<arith::CmpIOp, arith::ExtUIOp, arith::TruncIOp>(def))
+        llvm::append_range(work, def->getOperands());
+    }
+  }
+  return false;
+}
+
 std::vector<EntryReport> analyzeProgram(ModuleOp module, const DeviceProfile &device) {
   std::vector<EntryReport> entries;
   SymbolTableCollection symbols;
@@ -861,6 +881,10 @@ std::vector<EntryReport> analyzeProgram(ModuleOp module, const DeviceProfile &de
     fn.walk([&](Operation *op) {
       std::optional<KernelCost> cost;
       if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
+        if (checkingModeOnly(launch)) {
+          ++e.checkingOnly;
+          return;
+        }
         auto kernel = symbols.lookupNearestSymbolFrom<gpu::GPUFuncOp>(
             launch, launch.getKernel());
         if (!kernel)
@@ -918,10 +942,14 @@ std::string formatKernelReport(const std::vector<EntryReport> &entries,
                       microseconds(device.launchSeconds));
   for (const EntryReport &e : entries) {
     os << llvm::formatv("\nentry {0}: {1} launches ({2} generated kernels, {3} "
-                        "library calls), {4} HBM, {5}, predicted {6} us\n",
+                        "library calls), {4} HBM, {5}, predicted {6} us",
                         e.entry, e.launches.size(), e.generated, e.library,
                         human(e.hbmBytes, "B"), human(e.flops, "FLOP"),
                         microseconds(e.seconds));
+    if (e.checkingOnly)
+      os << llvm::formatv(" (+{0} poisoning kernels with --check-memory)",
+                          e.checkingOnly);
+    os << "\n";
     os << llvm::formatv("{0,5} {1,-28} {2,-26} {3,9} {4,5} {5,10} {6,10} {7,10} "
                         "{8,7} {9,-8} {10,9}  {11}\n",
                         "#", "kernel", "strategy", "grid", "block", "FLOPs", "L2",
@@ -965,6 +993,7 @@ std::string kernelReportJson(const std::vector<EntryReport> &entries,
           {"predicted_s", k.seconds}});
     list.push_back(llvm::json::Object{{"entry", e.entry},
                                       {"generated_kernels", e.generated},
+                                      {"checking_mode_kernels", e.checkingOnly},
                                       {"library_calls", e.library},
                                       {"hbm_bytes", e.hbmBytes},
                                       {"flops", e.flops},

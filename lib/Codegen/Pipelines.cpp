@@ -35,6 +35,7 @@ void addBufferizePipeline(OpPassManager &pm, const BufferizeOptions &options) {
                  "canonicalize,cse");
   PlanMemoryOptions plan;
   plan.reuse = options.reuseBuffers;
+  plan.hostFlag = options.gpu;
   pm.addPass(createPlanMemory(plan));
   pm.addPass(createLinalgToBlas());
   pm.addPass(createLowerRuntimeCalls());

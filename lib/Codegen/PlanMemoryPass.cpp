@@ -1,5 +1,6 @@
 //===- PlanMemoryPass.cpp - entry buffers -> views of one static arena ----===//
 #include "oflow/Codegen/MemoryPlan.h"
+#include "oflow/Codegen/DeclareFunction.h"
 #include "oflow/Codegen/Passes.h"
 
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -127,10 +128,19 @@ LogicalResult PlanMemoryPass::planEntry(func::FuncOp func, int64_t &arenaBytes) 
   if (poisonAt >= 0 && !allocs.empty()) {
     b.setInsertionPointToStart(&block);
     Location loc = func.getLoc();
-    Value shift = arith::ConstantIndexOp::create(b, loc, poisonAt);
-    auto flagType = MemRefType::get({}, b.getI8Type());
-    Value flagView = memref::ViewOp::create(b, loc, flagType, io, shift, ValueRange{});
-    Value flag = memref::LoadOp::create(b, loc, flagView, ValueRange{});
+    Value flag;
+    if (hostFlag) {
+      func::FuncOp query = declareFunction(
+          func->getParentOfType<ModuleOp>(), "oflow_rt_check_memory",
+          b.getFunctionType({}, {b.getI8Type()}));
+      flag = func::CallOp::create(b, loc, query, ValueRange{}).getResult(0);
+    } else {
+      Value shift = arith::ConstantIndexOp::create(b, loc, poisonAt);
+      auto flagType = MemRefType::get({}, b.getI8Type());
+      Value flagView =
+          memref::ViewOp::create(b, loc, flagType, io, shift, ValueRange{});
+      flag = memref::LoadOp::create(b, loc, flagView, ValueRange{});
+    }
     Value zero = arith::ConstantIntOp::create(b, loc, 0, 8);
     poison = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, flag, zero);
   }

@@ -15,6 +15,7 @@
 #include "GpuKernels.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -27,6 +28,12 @@ using namespace mlir;
 namespace oflow {
 
 bool isHostOp(Operation *op) {
+  if (auto ifOp = dyn_cast<scf::IfOp>(op); ifOp && !ifOp.getNumResults())
+    return llvm::all_of(ifOp->getRegions(), [](Region &region) {
+      return llvm::all_of(region.getOps(), [](Operation &inner) {
+        return isa<scf::YieldOp>(inner) || isHostOp(&inner);
+      });
+    });
   return isa<func::CallOp, func::ReturnOp, gpu::LaunchOp>(op) ||
          isMemoryEffectFree(op);
 }

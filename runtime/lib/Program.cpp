@@ -3,7 +3,10 @@
 #include "oflow_rt/Distributed.h"
 #include "oflow_rt/Error.h"
 #include "oflow_rt/Weights.h"
+#include "oflow_rt/abi.h"
 
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <sys/mman.h>
@@ -106,6 +109,14 @@ uint8_t *Program::stateForWrite() {
   device->hostStateChanged();
   return state.data();
 }
+
+namespace {
+std::atomic<bool> checkMemoryOn{false};
+} // namespace
+
+void Program::setCheckMemory(bool on) { checkMemoryOn = on; }
+
+extern "C" int8_t oflow_rt_check_memory(void) { return checkMemoryOn ? 1 : 0; }
 
 void Program::poisonArena() {
   if (started)

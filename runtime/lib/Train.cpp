@@ -91,6 +91,7 @@ void Trainer::setScalars(int64_t step) {
     p.writeScalar(*s, lr);
   if (const ScalarRecord *s = m.findScalar("poison"))
     p.writeScalar(*s, o.checkMemory ? 1 : 0);
+  Program::setCheckMemory(o.checkMemory);
   // Poisoning the whole arena before a call also catches reads of regions
   // the plan never wrote in this call.
   if (o.checkMemory)

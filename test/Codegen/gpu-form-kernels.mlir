@@ -95,6 +95,39 @@ func.func @poison(%io: memref<?xi8>, %arena: memref<?xi8>) {
 
 // -----
 
+// The GPU targets ask the runtime for the flag (oflow-plan-memory{host-flag}):
+// a host condition, so the scf.if stays on the host and its fill launches
+// only when the flag is set (named _check<N>, apart from the step's kernels).
+func.func private @oflow_rt_check_memory() -> i8
+func.func @host_poison(%arena: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c0_i8 = arith.constant 0 : i8
+  %c-1_i8 = arith.constant -1 : i8
+  %flag = func.call @oflow_rt_check_memory() : () -> i8
+  %poison = arith.cmpi ne, %flag, %c0_i8 : i8
+  scf.if %poison {
+    %bytes = memref.view %arena[%c0][] : memref<?xi8> to memref<64xi8>
+    scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+      memref.store %c-1_i8, %bytes[%i] : memref<64xi8>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @host_poison(
+// CHECK: %[[FLAG:.*]] = call @oflow_rt_check_memory() : () -> i8
+// CHECK: %[[P:.*]] = arith.cmpi ne, %[[FLAG]], %{{.*}} : i8
+// CHECK: scf.if %[[P]] {
+// CHECK: gpu.launch {{.*}} function(@host_poison_check0)
+// CHECK-NOT: scf.if
+// CHECK: memref.store %{{.*}} : memref<64xi8>
+// CHECK: return
+
+// -----
+
 // Scalar code and sequential loops: single-thread launches, one per run.
 func.func @scalar(%arena: memref<?xi8>) {
   %c0 = arith.constant 0 : index

@@ -1,4 +1,12 @@
 // RUN: oflow-opt %s --oflow-plan-memory --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: oflow-opt %s --oflow-plan-memory=host-flag=true --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=HOST
+
+// GPU targets (host-flag): the flag comes from the runtime, not the io buffer.
+// HOST-LABEL: func.func @oflow_infer
+// HOST: %[[FLAG:.*]] = call @oflow_rt_check_memory() : () -> i8
+// HOST: %[[POISON:.*]] = arith.cmpi ne, %[[FLAG]]
+// HOST: scf.if %[[POISON]] {
+// HOST: func.func private @oflow_rt_check_memory() -> i8
 
 // %a dies when %c is allocated, so %c reuses its bytes; %b overlaps both.
 // Every region is poisoned (0xFF) after its last use when the io flag is set.

@@ -63,6 +63,9 @@ struct EntryReport {
   std::vector<KernelCost> launches;
   double hbmBytes = 0, flops = 0, seconds = 0;
   int64_t generated = 0, library = 0;
+  /// Kernels launched only with --check-memory (poisoning dead buffers):
+  /// not in `launches` nor in the totals.
+  int64_t checkingOnly = 0;
 };
 
 /// The cost of one outlined kernel launched with `grid` x `block` (its

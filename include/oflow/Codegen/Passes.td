@@ -38,11 +38,18 @@ def PlanMemory : Pass<"oflow-plan-memory", "mlir::ModuleOp"> {
     planning error shows up as NaN instead of plausible numbers.
     With `reuse=false` every buffer gets bytes of its own (a debugging aid:
     a result that changes with it points at buffer sharing).
+    With `host-flag` (the GPU targets, whose io buffer is device memory) the
+    flag comes from the runtime call `oflow_rt_check_memory()` instead, so
+    the `scf.if`s around the fills are host conditions and no poisoning
+    kernel launches in a normal run.
   }];
   let options = [Option<"reuse", "reuse", "bool", "true",
-                        "let buffers whose lifetimes do not overlap share bytes">];
+                        "let buffers whose lifetimes do not overlap share bytes">,
+                 Option<"hostFlag", "host-flag", "bool", "false",
+                        "ask the runtime (oflow_rt_check_memory) whether to poison">];
   let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
-                           "mlir::linalg::LinalgDialect", "mlir::arith::ArithDialect"];
+                           "mlir::linalg::LinalgDialect", "mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect"];
 }
 
 def LinalgToBlas : Pass<"oflow-linalg-to-blas", "mlir::ModuleOp"> {

@@ -59,6 +59,8 @@ public:
   void call(const std::string &entry);
   /// --check-memory: fills the whole arena with 0xFF before the next call.
   void poisonArena();
+  /// What oflow_rt_check_memory() answers from now on (--check-memory).
+  static void setCheckMemory(bool on);
   /// Device options (--allow-tf32); before the first call.
   void setDeviceOptions(const DeviceOptions &o);
   /// Extra --log-json fields of the device (empty on the CPU).

@@ -122,6 +122,12 @@ void oflow_rt_gemm_lowp_batched(int64_t dtype_ab, int64_t batch,
                                 const void *b, int64_t ldb, int64_t stride_b,
                                 float beta, float *c, int64_t ldc,
                                 int64_t stride_c);
+/* 1 while the executable runs with --check-memory (poison dead arena regions
+ * after their last use), else 0. The GPU targets' generated code asks the
+ * host here, so that without the flag no poisoning kernel is launched; the
+ * CPU target reads the io scalar `poison` instead. */
+int8_t oflow_rt_check_memory(void);
+
 /* Caps the threads the BLAS kernels use (the executable's --threads).
  * A no-op on CUDA. */
 void oflow_rt_set_threads(int64_t threads);
