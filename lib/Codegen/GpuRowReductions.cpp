@@ -15,6 +15,7 @@
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -114,6 +115,7 @@ struct Access {
   bool write = false;
   bool reductionResult = false; ///< a reduction's output, stored by lane 0
   std::optional<ByteRange> range;
+  size_t member = 0; ///< the index of the member that makes it
 };
 
 struct Member {
@@ -167,9 +169,21 @@ public:
       for (const Access &b : accesses)
         if (conflicts(a, b))
           return false;
+    for (Access &a : mine)
+      a.member = members.size();
     members.push_back(m);
     llvm::append_range(accesses, mine);
     return true;
+  }
+
+  /// Whether an access of member `from` or later may touch `ranges`.
+  bool touchedFrom(size_t from, ArrayRef<ByteRange> ranges) const {
+    return llvm::any_of(accesses, [&](const Access &a) {
+      return a.member >= from &&
+             (!a.range || llvm::any_of(ranges, [&](const ByteRange &r) {
+                return r.overlaps(*a.range);
+              }));
+    });
   }
 
   /// The indexing map of `operand` over the group's loops (rows, then
@@ -183,10 +197,28 @@ public:
   SmallVector<int64_t> rows, cols;
   SmallVector<Member> members;
 
-private:
-  static Access access(Value memref, AffineMap map, bool write, bool result) {
-    return {memref, map, write, result, rootRange(memref)};
+  /// One value per buffer: views of the same bytes with the same type (the
+  /// memory plan's reuse makes several) address the same elements.
+  Value canonical(Value memref) const {
+    std::optional<ByteRange> r = rootRange(memref);
+    if (!r)
+      return memref;
+    for (Value seen : canonicals)
+      if (seen.getType() == memref.getType()) {
+        std::optional<ByteRange> q = rootRange(seen);
+        if (q->arg == r->arg && q->begin == r->begin && q->end == r->end)
+          return seen;
+      }
+    canonicals.push_back(memref);
+    return memref;
   }
+
+private:
+  Access access(Value memref, AffineMap map, bool write, bool result) const {
+    return {canonical(memref), map, write, result, rootRange(memref)};
+  }
+
+  mutable SmallVector<Value> canonicals;
 
   /// Whether `a` (of the new op) and `b` (of an earlier member) may not run
   /// lane by lane in program order.
@@ -204,6 +236,9 @@ private:
     // Same element at the same loop point. Lane 0 stores a reduction's
     // result: a later read takes the register instead; any other write of
     // it by another lane would race.
+    // Two such stores are lane 0's, in program order.
+    if (a.write && b.write && a.reductionResult && b.reductionResult)
+      return false;
     if (b.reductionResult && b.write)
       return a.write;
     if (a.reductionResult && a.write)
@@ -358,7 +393,7 @@ private:
   /// An operand's value at loop point `ivs`: a reduction result of an
   /// earlier member from its register, else a load.
   Value read(Value memref, AffineMap map, ArrayRef<Value> ivs) {
-    if (Value reg = registers.lookup({memref, map}))
+    if (Value reg = registers.lookup({group.canonical(memref), map}))
       return reg;
     return memref::LoadOp::create(b, loc, memref, applyMap(b, loc, map, ivs));
   }
@@ -435,7 +470,7 @@ private:
     guarded(/*lane0=*/true, [&] {
       memref::StoreOp::create(b, loc, result, out.get(), applyMap(b, loc, outMap, ivs));
     });
-    registers[{out.get(), outMap}] = result;
+    registers[{group.canonical(out.get()), outMap}] = result;
   }
 
   /// The row's point with every column index 0.
@@ -465,7 +500,7 @@ private:
       guarded(/*lane0=*/true, [&] {
         memref::StoreOp::create(b, loc, value, out.get(), applyMap(b, loc, map, ivs));
       });
-      registers[{out.get(), map}] = value;
+      registers[{group.canonical(out.get()), map}] = value;
     }
   }
 
@@ -543,6 +578,90 @@ struct GpuRowReductionsPass : impl::GpuRowReductionsBase<GpuRowReductionsPass> {
     return nullptr;
   }
 
+  /// The bytes `op` may touch (every buffer used in it, as program-buffer
+  /// byte ranges) if it has no results and can run later: nullopt otherwise.
+  static std::optional<SmallVector<ByteRange>> deferrableRanges(Operation *op) {
+    if (op->getNumResults())
+      return std::nullopt;
+    SmallVector<ByteRange> ranges;
+    WalkResult walk = op->walk([&](Operation *inner) {
+      if (isa<func::CallOp, gpu::LaunchOp>(inner))
+        return WalkResult::interrupt();
+      if (isMemoryEffectFree(inner))
+        return WalkResult::advance(); // views, index arithmetic
+      for (Value v : inner->getOperands()) {
+        if (!isa<MemRefType>(v.getType()))
+          continue;
+        std::optional<ByteRange> range = rootRange(v);
+        if (!range)
+          return WalkResult::interrupt();
+        ranges.push_back(*range);
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return std::nullopt;
+    return ranges;
+  }
+
+  /// Whether `op` is checking mode's poisoning of a dead buffer: an scf.if
+  /// on `oflow_rt_check_memory()` around fills.
+  static bool isPoisoning(Operation *op) {
+    auto ifOp = dyn_cast<scf::IfOp>(op);
+    if (!ifOp || ifOp.elseBlock())
+      return false;
+    auto cmp = ifOp.getCondition().getDefiningOp<arith::CmpIOp>();
+    auto call = cmp ? cmp.getLhs().getDefiningOp<func::CallOp>() : func::CallOp();
+    if (!call || call.getCallee() != "oflow_rt_check_memory")
+      return false;
+    return llvm::all_of(ifOp.thenBlock()->without_terminator(), [](Operation &inner) {
+      return isa<linalg::FillOp>(inner) || isMemoryEffectFree(&inner);
+    });
+  }
+
+  /// The non-member ops between the group's members, which move after its
+  /// kernel; the group is first cut before the first member that may touch
+  /// what such an op touches (or that follows one that cannot move).
+  static SmallVector<Operation *> cutAtHazards(Group &group,
+                                              SmallVectorImpl<Operation *> &dropped) {
+    while (true) {
+      SmallVector<Operation *> deferred;
+      dropped.clear();
+      llvm::DenseSet<Operation *> members;
+      for (const Member &m : group.members) {
+        members.insert(m.op);
+        if (m.initFill)
+          members.insert(m.initFill);
+      }
+      size_t seen = 0, cut = group.members.size();
+      for (Operation *x = group.members.front().op; seen < cut; x = x->getNextNode()) {
+        if (members.contains(x)) {
+          if (x == group.members[seen].op.getOperation())
+            ++seen;
+          continue;
+        }
+        if (isMemoryEffectFree(x))
+          continue;
+        std::optional<SmallVector<ByteRange>> ranges = deferrableRanges(x);
+        if (ranges && !group.touchedFrom(seen, *ranges)) {
+          deferred.push_back(x);
+          continue;
+        }
+        // A buffer that dies inside the kernel and whose bytes a later
+        // member reuses: checking mode cannot poison it in between.
+        if (ranges && isPoisoning(x)) {
+          dropped.push_back(x);
+          continue;
+        }
+        cut = seen;
+        break;
+      }
+      if (cut == group.members.size())
+        return deferred;
+      group.members.resize(cut);
+    }
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())
@@ -572,36 +691,23 @@ struct GpuRowReductionsPass : impl::GpuRowReductionsBase<GpuRowReductionsPass> {
         continue;
       }
       Group group(*shape);
-      Operation *last = op;
       for (Operation *next = op; next; next = next->getNextNode()) {
         if (next != op && isMemoryEffectFree(next))
           continue;
-        if (isa<linalg::FillOp>(next))
-          continue; // taken with its reduction, or ends the group below
+        // Fills (taken by a reduction, or deferred) and the checking
+        // mode's conditional poisoning may lie between members.
+        if (isa<linalg::FillOp, scf::IfOp>(next) && deferrableRanges(next))
+          continue;
         auto candidate = dyn_cast<linalg::GenericOp>(next);
         if (!candidate || !group.tryAdd(candidate, maxChain))
           break;
         Member &m = group.members.back();
         if (m.reduction)
           m.initFill = initFill(candidate, group);
-        last = next;
       }
-      // A fill skipped above that no member took must still run before the
-      // members after it: cut the group there.
-      for (size_t i = 1; i < group.members.size(); ++i) {
-        bool untakenFill = false;
-        for (Operation *between = group.members[i - 1].op->getNextNode();
-             between != group.members[i].op; between = between->getNextNode())
-          if (auto fill = dyn_cast<linalg::FillOp>(between))
-            untakenFill |= llvm::none_of(group.members, [&](const Member &m) {
-              return m.initFill == fill;
-            });
-        if (untakenFill) {
-          group.members.resize(i);
-          last = group.members.back().op;
-          break;
-        }
-      }
+      SmallVector<Operation *> dropped;
+      SmallVector<Operation *> deferred = cutAtHazards(group, dropped);
+      Operation *last = group.members.back().op;
       Operation *after = last->getNextNode();
       OpBuilder b(last);
       Location loc = FusedLoc::get(
@@ -621,6 +727,14 @@ struct GpuRowReductionsPass : impl::GpuRowReductionsBase<GpuRowReductionsPass> {
         if (m.initFill)
           m.initFill.erase();
         m.op.erase();
+      }
+      for (Operation *x : dropped)
+        x->erase();
+      // What lay between the members runs after them.
+      Operation *at = launch;
+      for (Operation *x : deferred) {
+        x->moveAfter(at);
+        at = x;
       }
       op = after;
     }

@@ -152,10 +152,68 @@ func.func @unrolled(%x: memref<16x160xf32>, %s: memref<16xf32>) {
 
 // -----
 
-// A member reading what another lane wrote would race: the reduction reads
-// y through a second view of its bytes (the group cannot tell it is the
-// same element), which the elementwise op before it wrote. The group ends
-// there and the reduction starts its own kernel.
+// Between members: checking mode's poisoning of dead buffers. One that no
+// later member touches runs after the kernel; one whose bytes a later member
+// reuses (the dead sum's bytes hold the second sum, through another view)
+// cannot run in between and is dropped: that buffer lived inside the kernel.
+// CHECK-LABEL: func.func @poisoning
+//       CHECK: %[[FLAG:.*]] = call @oflow_rt_check_memory()
+//       CHECK: %[[ON:.*]] = arith.cmpi ne, %[[FLAG]]
+//       CHECK: gpu.launch {{.*}} function(@poisoning_row0)
+//   CHECK-NOT: gpu.launch
+//       CHECK: scf.if %[[ON]] {
+//  CHECK-NEXT:   memref.view %{{.*}}[%c12288{{.*}}][] : memref<?xi8> to memref<64xi32>
+//  CHECK-NEXT:   linalg.fill
+//  CHECK-NEXT: }
+//   CHECK-NOT: scf.if
+//       CHECK: return
+func.func private @oflow_rt_check_memory() -> i8
+func.func @poisoning(%buf: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c4096 = arith.constant 4096 : index
+  %c4160 = arith.constant 4160 : index
+  %c12288 = arith.constant 12288 : index
+  %zero_i8 = arith.constant 0 : i8
+  %ones = arith.constant -1 : i32
+  %flag = func.call @oflow_rt_check_memory() : () -> i8
+  %on = arith.cmpi ne, %flag, %zero_i8 : i8
+  %x = memref.view %buf[%c0][] : memref<?xi8> to memref<16x64xf32>
+  %s1 = memref.view %buf[%c4096][] : memref<?xi8> to memref<16xf32>
+  %m = memref.view %buf[%c4160][] : memref<?xi8> to memref<16xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<16x64xf32>) outs(%s1 : memref<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %out, %in : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%s1 : memref<16xf32>) outs(%m : memref<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.mulf %in, %in : f32
+    linalg.yield %r : f32
+  }
+  scf.if %on {
+    %dead = memref.view %buf[%c12288][] : memref<?xi8> to memref<64xi32>
+    linalg.fill ins(%ones : i32) outs(%dead : memref<64xi32>)
+  }
+  scf.if %on {
+    %sumBytes = memref.view %buf[%c4096][] : memref<?xi8> to memref<16xi32>
+    linalg.fill ins(%ones : i32) outs(%sumBytes : memref<16xi32>)
+  }
+  %s2 = memref.view %buf[%c4096][] : memref<?xi8> to memref<16xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x, %m : memref<16x64xf32>, memref<16xf32>) outs(%s2 : memref<16xf32>) {
+  ^bb0(%in: f32, %mm: f32, %out: f32):
+    %d = arith.subf %in, %mm : f32
+    %r = arith.addf %out, %d : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A member reading what another warp wrote would race: the reduction reads
+// y shifted by one row (a view 256 bytes further), which the elementwise op
+// before it wrote. The group ends there and the reduction starts its own
+// kernel. (A second view of the same bytes and type is the same buffer.)
 // CHECK-LABEL: func.func @hazard
 //       CHECK: gpu.launch {{.*}} function(@hazard_row0)
 //       CHECK:   gpu.shuffle
@@ -171,7 +229,8 @@ func.func @hazard(%buf: memref<?xi8>) {
   %s1 = memref.view %buf[%c4096][] : memref<?xi8> to memref<16xf32>
   %s2 = memref.view %buf[%c4160][] : memref<?xi8> to memref<16xf32>
   %y = memref.view %buf[%c8192][] : memref<?xi8> to memref<16x64xf32>
-  %y2 = memref.view %buf[%c8192][] : memref<?xi8> to memref<16x64xf32>
+  %c8448 = arith.constant 8448 : index
+  %y2 = memref.view %buf[%c8448][] : memref<?xi8> to memref<16x64xf32>
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<16x64xf32>) outs(%s1 : memref<16xf32>) {
   ^bb0(%in: f32, %out: f32):
     %s = arith.addf %out, %in : f32
