@@ -246,6 +246,25 @@ def GpuRowReductions : Pass<"oflow-gpu-row-reductions", "mlir::func::FuncOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def MergePointwise : Pass<"oflow-merge-pointwise", "mlir::func::FuncOp"> {
+  let summary = "consecutive elementwise generics over the same loops -> one generic";
+  let description = [{
+    The elementwise-chain strategy of the CUDA target (one kernel, one
+    thread per point, for what were several launches): top-level
+    `linalg.generic`s on buffers whose loops are all parallel, with the same
+    static extents and outputs indexed by a permutation of the loops, merge
+    with the generics after them (pure ops may lie in between) while every
+    two accesses of overlapping bytes, one of them a write, are the same
+    element at the same point (the same buffer, or a view of the same bytes
+    and type, through the same indexing map) and no buffer is written twice.
+    Each point then runs the members in program order; a member's input that
+    an earlier member wrote at that point is the value it yielded, not a
+    reload. An optimizer's per-parameter updates (moments, then the
+    parameter) become one kernel each.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def OutlineGpuKernels : Pass<"oflow-outline-gpu-kernels", "mlir::ModuleOp"> {
   let summary = "gpu-kernel-outlining that keeps each launch's kernel strategy";
   let description = [{
