@@ -39,6 +39,15 @@ struct ByteRange {
 /// view's offset or size is not static); nullopt when it has no such root.
 std::optional<ByteRange> rootRange(mlir::Value memref);
 
+/// Whether two buffers' bytes may overlap: by their root ranges, or, for
+/// buffers without one (globals), only another such buffer.
+bool mayOverlap(const std::optional<ByteRange> &a, const std::optional<ByteRange> &b);
+
+/// Whether `a` and `b` address the same elements: the same value, or views
+/// of the same bytes with the same type (the memory plan's reuse makes
+/// several).
+bool sameBuffer(mlir::Value a, mlir::Value b);
+
 /// Whether some op nested in `root` may write bytes of `range`.
 bool mayWrite(mlir::Operation *root, const ByteRange &range);
 

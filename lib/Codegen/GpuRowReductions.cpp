@@ -200,15 +200,9 @@ public:
   /// One value per buffer: views of the same bytes with the same type (the
   /// memory plan's reuse makes several) address the same elements.
   Value canonical(Value memref) const {
-    std::optional<ByteRange> r = rootRange(memref);
-    if (!r)
-      return memref;
     for (Value seen : canonicals)
-      if (seen.getType() == memref.getType()) {
-        std::optional<ByteRange> q = rootRange(seen);
-        if (q->arg == r->arg && q->begin == r->begin && q->end == r->end)
-          return seen;
-      }
+      if (sameBuffer(seen, memref))
+        return seen;
     canonicals.push_back(memref);
     return memref;
   }
@@ -223,13 +217,7 @@ private:
   /// Whether `a` (of the new op) and `b` (of an earlier member) may not run
   /// lane by lane in program order.
   static bool conflicts(const Access &a, const Access &b) {
-    if (!a.write && !b.write)
-      return false;
-    // Without a root range a buffer is not a view of the program's buffers
-    // (a global, say): it overlaps only buffers without one either.
-    bool overlap = a.range && b.range ? a.range->overlaps(*b.range)
-                                      : !a.range && !b.range;
-    if (!overlap)
+    if ((!a.write && !b.write) || !mayOverlap(a.range, b.range))
       return false;
     if (a.memref != b.memref || a.map != b.map)
       return true;

@@ -41,16 +41,6 @@ bool isPointwise(linalg::GenericOp op) {
          });
 }
 
-/// Views of the same bytes with the same type address the same elements.
-bool sameBuffer(Value a, Value b) {
-  if (a == b)
-    return true;
-  if (a.getType() != b.getType())
-    return false;
-  std::optional<ByteRange> ra = rootRange(a), rb = rootRange(b);
-  return ra && rb && ra->arg == rb->arg && ra->begin == rb->begin && ra->end == rb->end;
-}
-
 struct Access {
   Value memref;
   AffineMap map;
@@ -94,11 +84,7 @@ private:
   /// overlapping bytes, one a write, must be the same element at the same
   /// point (same buffer, same map), and a buffer is written once.
   static bool conflicts(const Access &a, const Access &b) {
-    if (!a.write && !b.write)
-      return false;
-    bool overlap = a.range && b.range ? a.range->overlaps(*b.range)
-                                      : !a.range && !b.range;
-    if (!overlap)
+    if ((!a.write && !b.write) || !mayOverlap(a.range, b.range))
       return false;
     if (a.write && b.write)
       return true;

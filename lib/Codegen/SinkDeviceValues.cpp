@@ -27,6 +27,19 @@ using namespace mlir;
 
 namespace oflow {
 
+bool mayOverlap(const std::optional<ByteRange> &a, const std::optional<ByteRange> &b) {
+  return a && b ? a->overlaps(*b) : !a && !b;
+}
+
+bool sameBuffer(Value a, Value b) {
+  if (a == b)
+    return true;
+  if (a.getType() != b.getType())
+    return false;
+  std::optional<ByteRange> ra = rootRange(a), rb = rootRange(b);
+  return ra && rb && ra->arg == rb->arg && ra->begin == rb->begin && ra->end == rb->end;
+}
+
 bool isHostOp(Operation *op) {
   if (auto ifOp = dyn_cast<scf::IfOp>(op); ifOp && !ifOp.getNumResults())
     return llvm::all_of(ifOp->getRegions(), [](Region &region) {
