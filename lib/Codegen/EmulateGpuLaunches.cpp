@@ -58,9 +58,11 @@ std::string unsupportedReason(gpu::LaunchOp launch) {
     return "its body has more than one block";
   Block &body = launch.getBody().front();
   std::string reason;
+  bool collectives = false;
   launch.getBody().walk([&](Operation *op) {
     if (!isCollective(op) || !reason.empty())
       return;
+    collectives = true;
     auto shuffle = dyn_cast<gpu::ShuffleOp>(op);
     if (!shuffle && !isa<gpu::BarrierOp>(op)) {
       reason = "it uses " + op->getName().getStringRef().str() +
@@ -80,7 +82,7 @@ std::string unsupportedReason(gpu::LaunchOp launch) {
                "and width 32";
   });
   gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-  if (reason.empty() && hasCollectives(launch))
+  if (reason.empty() && collectives)
     for (Value size : {block.x, block.y, block.z})
       if (!getConstantIntValue(size))
         reason = "its block size is not constant";
@@ -101,8 +103,9 @@ Value component(const gpu::KernelDim3 &dims, gpu::Dimension dim) {
 /// host loops: a parallel loop over the blocks; in it, per interval between
 /// those ops, a sequential loop over the block's threads (MCUDA). A value
 /// used after the interval that computes it is kept in a per-thread array
-/// (allocated per block, so blocks may run in parallel), unless it is pure arithmetic, which later intervals recompute; a
-/// shuffle reads its operand's array at the partner thread.
+/// (allocated per block, so blocks may run in parallel), unless it is pure
+/// arithmetic, which later intervals recompute; a shuffle reads its
+/// operand's array at the partner thread.
 class SegmentedEmulation {
 public:
   explicit SegmentedEmulation(gpu::LaunchOp launch)

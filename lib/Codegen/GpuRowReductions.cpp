@@ -33,19 +33,9 @@ using namespace mlir;
 
 namespace oflow {
 
-int64_t WarpRowReduction::rowCount() const {
-  int64_t n = 1;
-  for (int64_t e : rows)
-    n *= e;
-  return n;
-}
+int64_t WarpRowReduction::rowCount() const { return ShapedType::getNumElements(rows); }
 
-int64_t WarpRowReduction::colCount() const {
-  int64_t n = 1;
-  for (int64_t e : cols)
-    n *= e;
-  return n;
-}
+int64_t WarpRowReduction::colCount() const { return ShapedType::getNumElements(cols); }
 
 /// Whether `map`'s results are loops 0..n-1, each once: every point of
 /// those loops writes its own element.
@@ -290,9 +280,7 @@ public:
 
   void build(gpu::LaunchOp launch, int64_t warpsPerBlock) {
     b.setInsertionPoint(launch.getBody().front().getTerminator());
-    int64_t rowCount = 1;
-    for (int64_t e : group.rows)
-      rowCount *= e;
+    int64_t rowCount = ShapedType::getNumElements(group.rows);
     Value t = launch.getThreadIds().x;
     Value warpSize = arith::ConstantIndexOp::create(b, loc, kWarp);
     lane = arith::RemUIOp::create(b, loc, t, warpSize);
@@ -333,9 +321,7 @@ private:
   /// order of the computation, hence of a reduction's sum, is unchanged);
   /// a second loop takes the columns past the last full kUnroll x 32.
   ValueRange columnLoops(ValueRange inits, LoadFn load, ApplyFn apply) {
-    int64_t colCount = 1;
-    for (int64_t e : group.cols)
-      colCount *= e;
+    int64_t colCount = ShapedType::getNumElements(group.cols);
     int64_t mainEnd = colCount / (kUnroll * kWarp) * (kUnroll * kWarp);
     auto columnIvs = [&](Value column) {
       SmallVector<Value> ivs(rowIvs);
