@@ -51,9 +51,11 @@ std::string unsupportedReason(gpu::LaunchOp launch) {
     return "it has a cluster size";
   if (launch.getDynamicSharedMemorySize())
     return "it uses dynamic shared memory";
-  if (!launch.getWorkgroupAttributions().empty() ||
-      !launch.getPrivateAttributions().empty())
-    return "it has workgroup or private memory attributions";
+  if (!launch.getPrivateAttributions().empty())
+    return "it has private memory attributions";
+  for (BlockArgument shared : launch.getWorkgroupAttributions())
+    if (!cast<MemRefType>(shared.getType()).hasStaticShape())
+      return "its shared memory has a dynamic shape";
   if (!launch.getBody().hasOneBlock())
     return "its body has more than one block";
   Block &body = launch.getBody().front();
@@ -82,7 +84,7 @@ std::string unsupportedReason(gpu::LaunchOp launch) {
                "and width 32";
   });
   gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-  if (reason.empty() && collectives)
+  if (reason.empty() && (collectives || !launch.getWorkgroupAttributions().empty()))
     for (Value size : {block.x, block.y, block.z})
       if (!getConstantIntValue(size))
         reason = "its block size is not constant";
@@ -136,6 +138,17 @@ public:
     fixed.map(launch.getBlockSize().x, block.x);
     fixed.map(launch.getBlockSize().y, block.y);
     fixed.map(launch.getBlockSize().z, block.z);
+    // Each block's shared memory, poisoned: a read before the block's
+    // threads wrote it gives NaN (or all ones), not a previous block's data.
+    SmallVector<Value> sharedBuffers;
+    for (BlockArgument shared : launch.getWorkgroupAttributions()) {
+      auto type = cast<MemRefType>(shared.getType());
+      Value buffer = memref::AllocOp::create(
+          b, loc, MemRefType::get(type.getShape(), type.getElementType()));
+      poison(b, loc, buffer);
+      fixed.map(shared, buffer);
+      sharedBuffers.push_back(buffer);
+    }
 
     // Intervals: a shuffle starts one, a barrier ends one.
     SmallVector<SmallVector<Operation *>> intervals(1);
@@ -166,10 +179,36 @@ public:
       emitInterval(b, loc, ops);
     for (auto [value, array] : arrays)
       memref::DeallocOp::create(b, loc, array);
+    for (Value buffer : sharedBuffers)
+      memref::DeallocOp::create(b, loc, buffer);
     launch.erase();
   }
 
 private:
+  /// Fills `buffer` (static shape) with NaN, or all ones for integers.
+  static void poison(OpBuilder &b, Location loc, Value buffer) {
+    auto type = cast<MemRefType>(buffer.getType());
+    Type element = type.getElementType();
+    TypedAttr bits;
+    if (auto f = dyn_cast<FloatType>(element))
+      bits = b.getFloatAttr(f, APFloat::getNaN(f.getFloatSemantics()));
+    else if (auto i = dyn_cast<IntegerType>(element))
+      bits = b.getIntegerAttr(i, APInt::getAllOnes(i.getWidth()));
+    else
+      return; // index: nothing to poison it with
+    Value value = arith::ConstantOp::create(b, loc, bits);
+    OpBuilder::InsertionGuard guard(b);
+    SmallVector<Value> indices;
+    for (int64_t extent : type.getShape()) {
+      auto loop = scf::ForOp::create(b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+                                     arith::ConstantIndexOp::create(b, loc, extent),
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+      indices.push_back(loop.getInductionVar());
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+    }
+    memref::StoreOp::create(b, loc, value, buffer, indices);
+  }
+
   /// Pure arithmetic whose operands a later interval can also produce.
   static bool recomputable(Operation *op) {
     return isMemoryEffectFree(op) && op->getNumRegions() == 0 &&
@@ -288,7 +327,7 @@ LogicalResult emulate(gpu::LaunchOp launch) {
   std::string reason = unsupportedReason(launch);
   if (!reason.empty())
     return launch.emitOpError("cannot be emulated on the host: ") << reason;
-  if (hasCollectives(launch)) {
+  if (hasCollectives(launch) || !launch.getWorkgroupAttributions().empty()) {
     SegmentedEmulation(launch).run();
     return success();
   }

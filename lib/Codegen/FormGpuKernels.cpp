@@ -22,23 +22,6 @@ using namespace mlir;
 
 namespace oflow {
 
-constexpr StringLiteral kKernelModule = "oflow_kernels";
-
-gpu::LaunchOp createKernelLaunch(OpBuilder &b, Location loc, StringRef name,
-                                 Value grid, Value block) {
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  MLIRContext *ctx = b.getContext();
-  auto launch = gpu::LaunchOp::create(
-      b, loc, grid, one, one, block, one, one,
-      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      /*asyncDependencies=*/{}, /*workgroupAttributions=*/{},
-      /*privateAttributions=*/{}, nullptr, nullptr, nullptr,
-      FlatSymbolRefAttr::get(ctx, kKernelModule), FlatSymbolRefAttr::get(ctx, name));
-  OpBuilder inner = OpBuilder::atBlockEnd(&launch.getBody().front());
-  gpu::TerminatorOp::create(inner, loc);
-  return launch;
-}
-
 namespace {
 constexpr int64_t kMaxGridX = 2147483647; // gridDim.x limit
 
@@ -359,7 +342,16 @@ struct FormGpuKernelsPass : impl::FormGpuKernelsBase<FormGpuKernelsPass> {
     }
     Value count, grid, block;
     bool needsBoundsCheck = true;
-    if (total) {
+    int64_t copies = 1;
+    if (total && pointsPerThread > 1 && *total % (pointsPerThread * blockSize) == 0 &&
+        *total / pointsPerThread >= minThreads)
+      copies = pointsPerThread;
+    if (copies > 1) {
+      needsBoundsCheck = false;
+      count = arith::ConstantIndexOp::create(b, loc, *total);
+      grid = arith::ConstantIndexOp::create(b, loc, *total / copies / blockSize);
+      block = arith::ConstantIndexOp::create(b, loc, blockSize);
+    } else if (total) {
       int64_t threads = std::min<int64_t>(blockSize, *total);
       int64_t blocks = llvm::divideCeil(*total, threads);
       if (blocks > kMaxGridX)
@@ -380,6 +372,9 @@ struct FormGpuKernelsPass : impl::FormGpuKernelsBase<FormGpuKernelsPass> {
           b, loc, arith::CeilDivUIOp::create(b, loc, count, block), one);
     }
     gpu::LaunchOp launch = createLaunch(b, loc, func, grid, block, checking);
+    if (copies > 1)
+      launch->setAttr("oflow.strategy",
+                      b.getStringAttr("pointwise-x" + std::to_string(copies)));
     Block &body = launch.getBody().front();
     b.setInsertionPoint(body.getTerminator());
     Value id = arith::AddIOp::create(
@@ -393,27 +388,64 @@ struct FormGpuKernelsPass : impl::FormGpuKernelsBase<FormGpuKernelsPass> {
       auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
       b.setInsertionPoint(guard.thenBlock()->getTerminator());
     }
-    Block *loopBody = par.getBody();
-    Value rest = id;
-    for (int i = rank - 1; i >= 0; --i) {
-      Value index = rest;
-      if (i > 0) {
-        index = arith::RemUIOp::create(b, loc, rest, counts[i]);
-        rest = arith::DivUIOp::create(b, loc, rest, counts[i]);
+    // The loop point of flattened index `linear`.
+    auto pointOf = [&](Value linear) {
+      SmallVector<Value> ivs(rank);
+      Value rest = linear;
+      for (int i = rank - 1; i >= 0; --i) {
+        Value index = rest;
+        if (i > 0) {
+          index = arith::RemUIOp::create(b, loc, rest, counts[i]);
+          rest = arith::DivUIOp::create(b, loc, rest, counts[i]);
+        }
+        Value lb = par.getLowerBound()[i], step = par.getStep()[i];
+        Value iv = index;
+        if (getConstantIntValue(step) != 1)
+          iv = arith::MulIOp::create(b, loc, iv, step);
+        if (getConstantIntValue(lb) != 0)
+          iv = arith::AddIOp::create(b, loc, iv, lb);
+        ivs[i] = iv;
       }
-      Value lb = par.getLowerBound()[i], step = par.getStep()[i];
-      Value iv = index;
-      if (getConstantIntValue(step) != 1)
-        iv = arith::MulIOp::create(b, loc, iv, step);
-      if (getConstantIntValue(lb) != 0)
-        iv = arith::AddIOp::create(b, loc, iv, lb);
-      loopBody->getArgument(i).replaceAllUsesWith(iv);
+      return ivs;
+    };
+    Block *loopBody = par.getBody();
+    if (copies == 1) {
+      for (auto [arg, iv] : llvm::zip(loopBody->getArguments(), pointOf(id)))
+        arg.replaceAllUsesWith(iv);
+      Block *dest = b.getInsertionBlock();
+      dest->getOperations().splice(b.getInsertionPoint(), loopBody->getOperations(),
+                                   loopBody->begin(), std::prev(loopBody->end()));
+    } else {
+      emitCopies(b, loc, loopBody, copies, *total / copies, pointOf, id);
     }
-    Block *dest = b.getInsertionBlock();
-    dest->getOperations().splice(b.getInsertionPoint(), loopBody->getOperations(),
-                                 loopBody->begin(), std::prev(loopBody->end()));
     par.erase();
     return success();
+  }
+
+  /// The loop body `loopBody` for the points id, id + stride, ... (`copies`
+  /// of them): first the leading loads and pure ops of every copy, then the
+  /// rest of each copy in order.
+  static void emitCopies(OpBuilder &b, Location loc, Block *loopBody, int64_t copies,
+                         int64_t stride,
+                         function_ref<SmallVector<Value>(Value)> pointOf, Value id) {
+    auto ops = loopBody->without_terminator();
+    auto restBegin = llvm::find_if(ops, [](Operation &op) {
+      return op.getNumRegions() ||
+             !(isMemoryEffectFree(&op) || isa<memref::LoadOp>(op));
+    });
+    SmallVector<IRMapping> mappings(copies);
+    for (int64_t c = 0; c < copies; ++c) {
+      Value linear = id;
+      if (c)
+        linear = arith::AddIOp::create(
+            b, loc, id, arith::ConstantIndexOp::create(b, loc, c * stride));
+      mappings[c].map(loopBody->getArguments(), pointOf(linear));
+      for (Operation &op : llvm::make_range(ops.begin(), restBegin))
+        b.clone(op, mappings[c]);
+    }
+    for (int64_t c = 0; c < copies; ++c)
+      for (Operation &op : llvm::make_range(restBegin, ops.end()))
+        b.clone(op, mappings[c]);
   }
 
   /// Moves `group` (ops in block order; loads and pure ops computing from

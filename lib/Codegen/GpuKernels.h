@@ -59,11 +59,33 @@ mlir::LogicalResult sinkDeviceValues(mlir::func::FuncOp func,
                                      const llvm::DenseSet<mlir::Operation *> &values);
 
 /// A 1-D `gpu.launch` of `grid` blocks of `block` threads before the
-/// builder's insertion point, with its terminator, that gpu-kernel-outlining
-/// turns into `@oflow_kernels::@<name>`.
+/// builder's insertion point, with its terminator and the `workgroup`
+/// (shared) memory buffers, that gpu-kernel-outlining turns into
+/// `@oflow_kernels::@<name>`.
 mlir::gpu::LaunchOp createKernelLaunch(mlir::OpBuilder &b, mlir::Location loc,
                                        llvm::StringRef name, mlir::Value grid,
-                                       mlir::Value block);
+                                       mlir::Value block,
+                                       mlir::TypeRange workgroup = {});
+
+/// `linear` split into indices over `extents` (the last varying fastest).
+llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location loc,
+                                           mlir::Value linear,
+                                           llvm::ArrayRef<int64_t> extents);
+
+/// The indices `map` gives at loop point `ivs`.
+llvm::SmallVector<mlir::Value> applyMap(mlir::OpBuilder &b, mlir::Location loc,
+                                        mlir::AffineMap map,
+                                        llvm::ArrayRef<mlir::Value> ivs);
+
+/// The op of a one-output reduction `op` that folds the accumulator, if it
+/// is the accumulator's only use and a float add/mul/max/min with a neutral
+/// element (what a kernel may re-associate); else null.
+mlir::Operation *floatCombiner(mlir::linalg::GenericOp op);
+
+/// `combiner` (an op folding an accumulator, at operand `accPosition`)
+/// applied to (acc, value).
+mlir::Value combine(mlir::OpBuilder &b, mlir::Operation *combiner,
+                    unsigned accPosition, mlir::Value acc, mlir::Value value);
 
 /// The loop extents of a reduction the warp-row strategy runs
 /// (oflow-gpu-row-reductions): the row's parallel loops, then its reduced
@@ -82,6 +104,25 @@ struct WarpRowReduction {
 /// oflow-split-reductions{warp-rows} and oflow-gpu-row-reductions share it.
 std::optional<WarpRowReduction> matchWarpRowReduction(mlir::linalg::GenericOp op,
                                                       int64_t maxChain);
+
+/// The loop structure of a reduction the column strategy runs
+/// (oflow-gpu-column-reductions): its innermost loop is parallel (the
+/// columns, one lane each), the other parallel loops pick a block's slice,
+/// and the reduction loops are shared by the block's warps.
+struct ColumnReduction {
+  llvm::SmallVector<unsigned> outer, reduced; ///< loop positions
+  unsigned column = 0;
+  llvm::SmallVector<int64_t> ranges;
+  mlir::Operation *combiner = nullptr;
+  int64_t extent(llvm::ArrayRef<unsigned> loops) const;
+};
+
+/// Whether `op` (on buffers) is a reduction the column strategy runs: static
+/// loops, at least `minReduced` reduced elements, the innermost loop
+/// parallel, one float output written once per parallel point, and a float
+/// combiner (floatCombiner).
+std::optional<ColumnReduction> matchColumnReduction(mlir::linalg::GenericOp op,
+                                                    int64_t minReduced);
 
 } // namespace oflow
 

@@ -77,17 +77,9 @@ std::optional<WarpRowReduction> matchWarpRowReduction(linalg::GenericOp op,
     return std::nullopt;
   if (!writesEachPointOnce(op.getMatchingIndexingMap(&init), r.rows.size()))
     return std::nullopt;
-  SmallVector<Operation *> combiners;
-  BlockArgument acc = op.getRegionOutputArgs()[0];
-  if (!matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
-      combiners.size() != 1 || !acc.hasOneUse() ||
-      acc.getUses().begin()->getOwner() != combiners[0] ||
-      !arith::getNeutralElement(combiners[0]))
+  r.combiner = floatCombiner(op);
+  if (!r.combiner)
     return std::nullopt;
-  if (!isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp, arith::MinimumFOp,
-           arith::MaxNumFOp, arith::MinNumFOp>(combiners[0]))
-    return std::nullopt;
-  r.combiner = combiners[0];
   return r;
 }
 
@@ -226,51 +218,6 @@ private:
 
   SmallVector<Access> accesses;
 };
-
-/// `linear` split into indices over `extents` (the last varying fastest).
-SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
-                               ArrayRef<int64_t> extents) {
-  SmallVector<Value> out(extents.size());
-  Value rest = linear;
-  for (int i = static_cast<int>(extents.size()) - 1; i >= 0; --i) {
-    if (extents[i] == 1) {
-      out[i] = arith::ConstantIndexOp::create(b, loc, 0);
-      continue;
-    }
-    if (i == 0) {
-      out[i] = rest;
-      break;
-    }
-    Value extent = arith::ConstantIndexOp::create(b, loc, extents[i]);
-    out[i] = arith::RemUIOp::create(b, loc, rest, extent);
-    rest = arith::DivUIOp::create(b, loc, rest, extent);
-  }
-  return out;
-}
-
-/// The indices `map` gives at loop point `ivs`.
-SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map,
-                            ArrayRef<Value> ivs) {
-  SmallVector<Value> out;
-  for (AffineExpr e : map.getResults()) {
-    if (auto d = dyn_cast<AffineDimExpr>(e)) {
-      out.push_back(ivs[d.getPosition()]);
-      continue;
-    }
-    out.push_back(affine::AffineApplyOp::create(
-        b, loc, AffineMap::get(map.getNumDims(), 0, e), ivs));
-  }
-  return out;
-}
-
-/// `combiner` (an op folding an accumulator) applied to (acc, value).
-Value combine(OpBuilder &b, Operation *combiner, unsigned accPosition, Value acc,
-              Value value) {
-  Operation *c = b.clone(*combiner);
-  c->setOperand(accPosition, acc);
-  c->setOperand(1 - accPosition, value);
-  return c->getResult(0);
-}
 
 /// Builds the group's kernel.
 class KernelBuilder {

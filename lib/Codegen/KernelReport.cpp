@@ -339,6 +339,11 @@ void collect(Region &region, Context &ctx, SmallVectorImpl<Access> &accesses,
         continue;
       }
       auto add = [&](Value memref, ValueRange indices, bool write, int64_t width) {
+        // Shared (and private) memory is on the chip: no L2 or HBM traffic.
+        auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+            cast<MemRefType>(memref.getType()).getMemorySpace());
+        if (space && space.getValue() != gpu::AddressSpace::Global)
+          return;
         accesses.push_back({&op, memref, SmallVector<Value>(indices), write, width, ctx});
       };
       if (auto load = dyn_cast<memref::LoadOp>(op))

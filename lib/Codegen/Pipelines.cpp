@@ -94,10 +94,11 @@ static constexpr const char *kPtxFeatures = "+ptx80";
 
 void addGpuFormKernelsPipeline(OpPassManager &pm) {
   // Reductions first: rows one warp each (the reductions split-reductions
-  // left whole for it), runs of elementwise ops over the same points one
-  // kernel, the other reductions one thread per output with register
-  // accumulators.
+  // left whole for it), columns a block per tile of 32, runs of elementwise
+  // ops over the same points one kernel, the other reductions one thread
+  // per output with register accumulators.
   addTextual(pm, "func.func(oflow-gpu-row-reductions{max-chain=64},"
+                 "oflow-gpu-column-reductions,"
                  "oflow-merge-pointwise,"
                  "oflow-lower-reductions{parallel-loops=true},"
                  "oflow-expand-strided-copies{all-copies=true},"

@@ -144,6 +144,43 @@ func.func @barrier(%buf: memref<64xf32>, %out: memref<64xf32>) {
 
 // -----
 
+// Shared memory (the block-column strategy): one buffer per block, allocated
+// in the loop over blocks (blocks may run in parallel), poisoned with NaN
+// before its threads run, and freed after the block.
+// CHECK-LABEL: func.func @shared
+//       CHECK: scf.parallel
+//       CHECK:   %[[SHARED:.*]] = memref.alloc() : memref<64xf32>
+//       CHECK:   scf.for %[[I:.*]] = %c0{{.*}} to %c64
+//       CHECK:     memref.store %cst, %[[SHARED]][%[[I]]] : memref<64xf32>
+//       CHECK:   scf.for
+//       CHECK:     memref.store %{{.*}}, %[[SHARED]]
+//       CHECK:   scf.for
+//       CHECK:     memref.load %[[SHARED]]
+//       CHECK:   memref.dealloc %[[SHARED]]
+//   CHECK-NOT: gpu.barrier
+func.func @shared(%buf: memref<64xf32>, %out: memref<256xf32>) {
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  %c63 = arith.constant 63 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%tile : memref<64xf32, #gpu.address_space<workgroup>>) {
+    %v = memref.load %buf[%tx] : memref<64xf32>
+    memref.store %v, %tile[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %n = arith.subi %c63, %tx : index
+    %w = memref.load %tile[%n] : memref<64xf32, #gpu.address_space<workgroup>>
+    %base = arith.muli %bx, %c64 : index
+    %i = arith.addi %base, %tx : index
+    memref.store %w, %out[%i] : memref<256xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
 func.func @nested_shuffle(%buf: memref<64xf32>, %c: i1) {
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index

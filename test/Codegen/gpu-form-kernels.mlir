@@ -52,6 +52,51 @@ func.func @parallel(%arena: memref<?xi8>) {
 
 // -----
 
+// A large loop (256 x 1024 points, a multiple of 4 x 256): each thread
+// computes 4 points 65536 apart (every copy's warp accesses stay
+// coalesced); the loads (and the pure arithmetic) of all 4 come before the
+// first store.
+func.func @four_points(%arena: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %c1024 = arith.constant 1024 : index
+  %c1m = arith.constant 1048576 : index
+  %x = memref.view %arena[%c0][] : memref<?xi8> to memref<256x1024xf32>
+  %y = memref.view %arena[%c1m][] : memref<?xi8> to memref<256x1024xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c256, %c1024) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<256x1024xf32>
+    %w = arith.mulf %v, %v : f32
+    memref.store %w, %y[%i, %j] : memref<256x1024xf32>
+    scf.reduce
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @four_points(
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c256{{[_0-9]*}}, {{.*}} threads({{.*}}) in ({{.*}} = %c256{{[_0-9]*}}, {{.*}} function(@four_points_k0)
+// CHECK: %[[ID:.*]] = arith.addi
+// CHECK-NOT: scf.if
+// CHECK: memref.load %{{.*}} : memref<256x1024xf32>
+// CHECK: arith.mulf
+// CHECK: arith.addi %[[ID]], %c65536
+// CHECK: memref.load
+// CHECK: arith.mulf
+// CHECK: arith.addi %[[ID]], %c131072
+// CHECK: memref.load
+// CHECK: arith.mulf
+// CHECK: arith.addi %[[ID]], %c196608
+// CHECK: memref.load
+// CHECK: arith.mulf
+// CHECK-NOT: memref.load
+// CHECK: memref.store
+// CHECK: memref.store
+// CHECK: memref.store
+// CHECK: memref.store
+// CHECK: } {oflow.strategy = "pointwise-x4"}
+
+// -----
+
 // The poison pattern: a flag read on the host guards fills.
 func.func @poison(%io: memref<?xi8>, %arena: memref<?xi8>) {
   %c0 = arith.constant 0 : index

@@ -246,6 +246,41 @@ def GpuRowReductions : Pass<"oflow-gpu-row-reductions", "mlir::func::FuncOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def GpuColumnReductions : Pass<"oflow-gpu-column-reductions", "mlir::func::FuncOp"> {
+  let summary = "column reductions -> a block of 8 warps per 32-column tile";
+  let description = [{
+    The kernel strategy for column reductions on the CUDA target (bias and
+    norm-weight gradients, sums over the batch, and the partial and fold
+    stages split-reductions makes of them). A top-level `linalg.generic` on
+    buffers whose innermost loop is parallel (the columns), with at least
+    `min-reduced` reduced elements, static extents, one float output whose
+    indices are the parallel loops (each once), no input sharing bytes with
+    the output, and one float add/mul/max/min combiner with a neutral
+    element becomes one `gpu.launch` (`oflow.strategy = "block-column"`):
+
+    * a block of 8 warps per tile of 32 columns and per point of the other
+      parallel loops; lane l of warp w folds the reduced points w, w + 8,
+      ... of column l into a register, reading 4 of them before computing
+      any (4 independent loads in flight, the order unchanged), so a warp
+      reads 32 consecutive columns of one row at a time (coalesced);
+    * the 8 partials of a column meet in shared memory (`8 x 32` elements,
+      a workgroup attribution) after a `gpu.barrier`; warp 0 folds them, in
+      warp order, into the initial value and stores the column's result.
+
+    The `linalg.fill` that initializes the output (only pure ops and fills
+    of other bytes in between) becomes the initial value. Floating-point
+    sums are re-associated (8 interleaved partials), as split-reductions'
+    already are.
+  }];
+  let options = [
+    Option<"minReduced", "min-reduced", "int64_t", "16",
+           "the fewest reduced elements per output worth a block">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect", "mlir::affine::AffineDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def MergePointwise : Pass<"oflow-merge-pointwise", "mlir::func::FuncOp"> {
   let summary = "consecutive elementwise generics over the same loops -> one generic";
   let description = [{
@@ -289,7 +324,15 @@ def FormGpuKernels : Pass<"oflow-form-gpu-kernels", "mlir::ModuleOp"> {
       loop outside;
     - every top-level `scf.parallel` becomes a `gpu.launch` in which one
       thread computes one point of the flattened iteration space
-      (`block-size` threads per block, bounds-checked);
+      (`block-size` threads per block, bounds-checked); when the space has
+      a static size that is a multiple of `points-per-thread` x
+      `block-size` and at least `points-per-thread` x `min-threads` points,
+      each thread computes `points-per-thread` points instead, T apart (T
+      the number of threads, so every copy's accesses stay coalesced), and
+      issues the loads that start every copy before the rest of any
+      (`oflow.strategy = "pointwise-xN"`): N independent loads in flight
+      per thread, N times fewer waves of threads (parallel iterations are
+      independent, so the order across copies is free);
     - runs of other memory-touching ops (scalar code, stores of 0-d
       results, sequential `scf.for` nests) become single-thread launches;
     - scalars read from device memory on the host (`memref.load`), the pure
@@ -303,7 +346,11 @@ def FormGpuKernels : Pass<"oflow-form-gpu-kernels", "mlir::ModuleOp"> {
     `gpu.module @oflow_kernels` through `gpu-kernel-outlining`.
   }];
   let options = [Option<"blockSize", "block-size", "int64_t", "256",
-                        "threads per block of the parallel kernels">];
+                        "threads per block of the parallel kernels">,
+                 Option<"pointsPerThread", "points-per-thread", "int64_t", "4",
+                        "points each thread of a large parallel kernel computes (1: one)">,
+                 Option<"minThreads", "min-threads", "int64_t", "65536",
+                        "the fewest threads a kernel keeps when it gives each several points">];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect"];
 }
