@@ -390,18 +390,21 @@ int loadDepth(Value v, llvm::DenseMap<Value, int> &memo) {
 /// ids within a block, as the hardware forms them.
 class Warps {
 public:
-  Warps(std::array<int64_t, 3> grid, std::array<int64_t, 3> block)
-      : grid(grid), block(block) {
+  /// The warps of blocks [firstBlock, firstBlock + blockCount) (all of the
+  /// grid when blockCount < 0).
+  Warps(std::array<int64_t, 3> grid, std::array<int64_t, 3> block,
+        int64_t firstBlock = 0, int64_t blockCount = -1)
+      : grid(grid), block(block), firstBlock(firstBlock) {
     blockThreads = block[0] * block[1] * block[2];
     warpsPerBlock = (blockThreads + kWarp - 1) / kWarp;
-    blocks = grid[0] * grid[1] * grid[2];
+    blocks = blockCount < 0 ? grid[0] * grid[1] * grid[2] : blockCount;
   }
   int64_t count() const { return blocks * warpsPerBlock; }
   int64_t lanes(int64_t warp) const {
     return std::min(kWarp, blockThreads - (warp % warpsPerBlock) * kWarp);
   }
   Point lane(int64_t warp, int64_t laneId) const {
-    int64_t b = warp / warpsPerBlock;
+    int64_t b = firstBlock + warp / warpsPerBlock;
     int64_t t = (warp % warpsPerBlock) * kWarp + laneId;
     Point p;
     p.thread[0] = t % block[0];
@@ -428,7 +431,7 @@ public:
 
 private:
   std::array<int64_t, 3> grid, block;
-  int64_t blockThreads, warpsPerBlock, blocks;
+  int64_t firstBlock, blockThreads, warpsPerBlock, blocks;
 };
 
 /// Trip count of `loop` where the interpreter stands (outer IVs set).
@@ -715,35 +718,59 @@ KernelCost analyzeKernel(gpu::GPUFuncOp kernel, const DeviceProfile &device,
   SmallVector<Arith> arith;
   collect(kernel.getBody(), ctx, accesses, arith);
   Interpreter in(k.grid, k.block);
-  Warps warps(k.grid, k.block);
-
-  // Ops of one block share their loops and conditions, hence activity.
-  llvm::DenseMap<Block *, Activity> activities;
-  auto activityOf = [&](Operation *op, const Context &where) -> const Activity & {
-    auto [it, inserted] = activities.try_emplace(op->getBlock());
-    if (inserted)
-      it->second = activity(in, warps, where);
-    return it->second;
-  };
   std::vector<AccessCost> costs;
   llvm::DenseMap<Value, int> depthMemo;
-  for (const Access &acc : accesses) {
-    const Activity &act = activityOf(acc.op, acc.where);
-    AccessCost c = costAccess(in, warps, acc, act);
-    k.l2Bytes += c.l2Sectors * kSector;
-    costs.push_back(c);
-    if (!acc.write && !act.activeSample.empty()) {
-      int depth = 0;
-      for (Value i : acc.indices)
-        depth = std::max(depth, loadDepth(i, depthMemo));
-      k.loadChain = std::max(k.loadChain, act.trips + depth);
+  // The warps of blocks [first, first + count), sampled on their own; with
+  // `only`, just the accesses and arithmetic nested in that op.
+  auto analyzeBlocks = [&](int64_t first, int64_t count, Operation *only) {
+    Warps warps(k.grid, k.block, first, count);
+    // Ops of one block share their loops and conditions, hence activity.
+    llvm::DenseMap<Block *, Activity> activities;
+    auto activityOf = [&](Operation *op, const Context &where) -> const Activity & {
+      auto [it, inserted] = activities.try_emplace(op->getBlock());
+      if (inserted)
+        it->second = activity(in, warps, where);
+      return it->second;
+    };
+    for (const Access &acc : accesses) {
+      if (only && !only->isProperAncestor(acc.op))
+        continue;
+      const Activity &act = activityOf(acc.op, acc.where);
+      AccessCost c = costAccess(in, warps, acc, act);
+      k.l2Bytes += c.l2Sectors * kSector;
+      costs.push_back(c);
+      if (!acc.write && !act.activeSample.empty()) {
+        int depth = 0;
+        for (Value i : acc.indices)
+          depth = std::max(depth, loadDepth(i, depthMemo));
+        k.loadChain = std::max(k.loadChain, act.trips + depth);
+      }
     }
+    for (const Arith &a : arith) {
+      if (only && !only->isProperAncestor(a.op))
+        continue;
+      const Activity &act = activityOf(a.op, a.where);
+      k.flops += a.flops * act.activeWarps * act.activeLanes * act.trips;
+    }
+  };
+  // A fused launch (oflow-fuse-launches): each former kernel's blocks on
+  // their own, or sampling would miss the small ones.
+  auto segments = kernel->getAttrOfType<DenseI64ArrayAttr>("oflow.segments");
+  if (segments && segments.size() >= 2 && segments.asArrayRef().back() <= k.grid[0] &&
+      k.grid[1] == 1 && k.grid[2] == 1) {
+    ArrayRef<int64_t> starts = segments.asArrayRef();
+    // Member i's body is the i-th scf.if at the top of the kernel.
+    SmallVector<Operation *> bodies;
+    for (Operation &op : kernel.getBody().front())
+      if (isa<scf::IfOp>(op))
+        bodies.push_back(&op);
+    bool matched = bodies.size() + 1 == starts.size();
+    for (size_t i = 0; i + 1 < starts.size(); ++i)
+      analyzeBlocks(starts[i], starts[i + 1] - starts[i], matched ? bodies[i] : nullptr);
+  } else {
+    analyzeBlocks(0, -1, nullptr);
   }
   k.hbmBytes = distinctSectors(costs) * kSector;
-  for (const Arith &a : arith) {
-    const Activity &act = activityOf(a.op, a.where);
-    k.flops += a.flops * act.activeWarps * act.activeLanes * act.trips;
-  }
   predict(k, device, device.launchSeconds);
   return k;
 }

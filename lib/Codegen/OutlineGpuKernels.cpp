@@ -1,8 +1,9 @@
 //===- OutlineGpuKernels.cpp - gpu-kernel-outlining keeping strategies ----===//
 //
 // Upstream outlining builds each gpu.func afresh and drops the launch's
-// discardable attributes; the kernel strategy recorded on a launch must
-// reach the kernel, where the cost report and the PTX tests look for it.
+// discardable attributes; the kernel strategy recorded on a launch (and a
+// fused launch's block ranges) must reach the kernel, where the cost report
+// and the PTX tests look for them.
 //
 //===----------------------------------------------------------------------===//
 #include "oflow/Codegen/Passes.h"
@@ -22,7 +23,8 @@ using namespace mlir;
 namespace oflow {
 namespace {
 
-constexpr StringLiteral kStrategy = "oflow.strategy";
+/// The attributes a launch hands to its kernel.
+constexpr StringLiteral kKept[] = {"oflow.strategy", "oflow.segments"};
 
 struct OutlineGpuKernelsPass : impl::OutlineGpuKernelsBase<OutlineGpuKernelsPass> {
   void getDependentDialects(DialectRegistry &registry) const override {
@@ -31,19 +33,22 @@ struct OutlineGpuKernelsPass : impl::OutlineGpuKernelsBase<OutlineGpuKernelsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    llvm::StringMap<Attribute> strategies;
+    llvm::StringMap<SmallVector<NamedAttribute>> kept;
     module.walk([&](gpu::LaunchOp launch) {
-      Attribute strategy = launch->getAttr(kStrategy);
-      if (FlatSymbolRefAttr name = launch.getFunctionAttr(); strategy && name)
-        strategies[name.getValue()] = strategy;
+      FlatSymbolRefAttr name = launch.getFunctionAttr();
+      for (StringRef attr : kKept)
+        if (Attribute value = launch->getAttr(attr); value && name)
+          kept[name.getValue()].push_back(
+              NamedAttribute(StringAttr::get(&getContext(), attr), value));
     });
     OpPassManager pm(ModuleOp::getOperationName());
     pm.addPass(createGpuKernelOutliningPass());
     if (failed(runPipeline(pm, module)))
       return signalPassFailure();
     module.walk([&](gpu::GPUFuncOp kernel) {
-      if (auto it = strategies.find(kernel.getName()); it != strategies.end())
-        kernel->setAttr(kStrategy, it->second);
+      if (auto it = kept.find(kernel.getName()); it != kept.end())
+        for (NamedAttribute attr : it->second)
+          kernel->setAttr(attr.getName(), attr.getValue());
     });
   }
 };

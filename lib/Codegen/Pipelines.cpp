@@ -23,9 +23,10 @@ void addBufferizePipeline(OpPassManager &pm, const BufferizeOptions &options) {
   if (options.fuseElementwise)
     addTextual(pm, "func.func(oflow-fuse-elementwise)");
   // Every float sum in chains of at most 64 adds (PyTorch-like accuracy);
-  // on the GPU also enough partial outputs to fill the chip.
+  // on the GPU also enough partial outputs to fill the chip (a column
+  // reduction's 8 warps each take an eighth of the chain).
   addTextual(pm, options.gpu ? "func.func(oflow-split-reductions{max-chain=64 "
-                               "warp-rows=true})"
+                               "warp-rows=true column-warps=8})"
                              : "func.func(oflow-split-reductions{"
                                "target-threads=0 max-chain=64})");
   // Fills are duplicated after the last CSE, which would merge them again.
@@ -103,7 +104,9 @@ void addGpuFormKernelsPipeline(OpPassManager &pm) {
                  "oflow-lower-reductions{parallel-loops=true},"
                  "oflow-expand-strided-copies{all-copies=true},"
                  "convert-linalg-to-parallel-loops),"
-                 "lower-affine,canonicalize,cse,oflow-form-gpu-kernels");
+                 "lower-affine,canonicalize,cse,oflow-form-gpu-kernels,"
+                 // Then the small independent kernels share launches.
+                 "func.func(oflow-fuse-launches)");
 }
 
 void addGpuOutlinedKernelsPipeline(OpPassManager &pm) {

@@ -275,6 +275,16 @@ split(linalg::GenericOp op, const Split &s, Operation *combiner) {
 struct SplitReductionsPass : impl::SplitReductionsBase<SplitReductionsPass> {
   using Base::Base;
 
+  /// How many sequential chains share a reduced element run: `column-warps`
+  /// for the reductions oflow-gpu-column-reductions takes (innermost loop
+  /// parallel, 16 or more reduced elements), else 1.
+  int64_t chainDivisor(linalg::GenericOp op, const Reduction &r) const {
+    if (columnWarps > 1 && r.reduction >= 16 &&
+        op.getIteratorTypesArray().back() == utils::IteratorType::parallel)
+      return columnWarps;
+    return 1;
+  }
+
   void runOnOperation() override {
     // Occupancy first (it picks the largest useful k); then every partial
     // and fold is split again for accuracy until its chain is short enough.
@@ -294,7 +304,7 @@ struct SplitReductionsPass : impl::SplitReductionsBase<SplitReductionsPass> {
       if (first)
         s = occupancySplit(*r, targetThreads, minChunk);
       if (!s)
-        s = accuracySplit(*r, maxChain);
+        s = accuracySplit(*r, maxChain * chainDivisor(op, *r));
       if (!s)
         continue;
       auto [partial, fold] = split(op, *s, r->combiner);

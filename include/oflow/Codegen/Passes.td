@@ -144,6 +144,8 @@ def SplitReductions : Pass<"oflow-split-reductions", "mlir::func::FuncOp"> {
            "longest sequential chain of float additions (0: no limit)">,
     Option<"warpRows", "warp-rows", "bool", "false",
            "leave whole the reductions oflow-gpu-row-reductions runs one warp per row">,
+    Option<"columnWarps", "column-warps", "int64_t", "1",
+           "warps sharing the reduced elements of a reduction whose innermost loop is parallel (oflow-gpu-column-reductions: 8): its chain is the extent over this">,
   ];
   let dependentDialects = ["mlir::tensor::TensorDialect", "mlir::linalg::LinalgDialect",
                            "mlir::arith::ArithDialect"];
@@ -298,6 +300,34 @@ def MergePointwise : Pass<"oflow-merge-pointwise", "mlir::func::FuncOp"> {
     parameter) become one kernel each.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def FuseLaunches : Pass<"oflow-fuse-launches", "mlir::func::FuncOp"> {
+  let summary = "adjacent independent kernels -> one launch (horizontal fusion)";
+  let description = [{
+    Consecutive top-level `gpu.launch`es with only pure host ops between
+    them (index arithmetic, views; a runtime call or anything else ends the
+    run) become one launch when no two of them touch overlapping bytes with
+    one of them writing (reads of the same bytes are fine): nothing orders
+    their blocks, so one grid can hold them all. Block b of the fused launch
+    runs member i's body as its block b - s_i when s_i <= b < s_(i+1) (the
+    members' grids laid end to end, `oflow.segments = [s_0, ..., s_n]`), with
+    the largest member block size and the threads past a member's own block
+    size idle. Members are synchronous 1-D launches with constant sizes and
+    no shared memory, barriers or shuffles (their blocks need the whole block),
+    whose every memory effect is on a buffer with a known place in the
+    program's buffers; at most `max-members` per launch
+    (`oflow.strategy = "horizontal xN"`, named `<function>_h<N>`).
+    Each launch saves its ~4 us of launch overhead; a weight's transposes,
+    the fills of a step and the optimizer's per-parameter updates are the
+    usual runs.
+  }];
+  let options = [
+    Option<"maxMembers", "max-members", "int64_t", "64",
+           "the most kernels one launch holds">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
 }
 
 def OutlineGpuKernels : Pass<"oflow-outline-gpu-kernels", "mlir::ModuleOp"> {
