@@ -323,7 +323,96 @@ private:
   llvm::DenseMap<Value, Value> arrays;
 };
 
+/// A fused launch (oflow-fuse-launches) whose members' threads meet: one
+/// launch per block range, running that member (the i-th top-level scf.if)
+/// with the range's first block added back to its block id. The
+/// members touch disjoint bytes, so running them one after the other is
+/// what the fused grid computes; the MCUDA emulation needs each member's
+/// barriers and shuffles at the top level of a launch.
+SmallVector<gpu::LaunchOp> splitSegments(gpu::LaunchOp launch) {
+  auto segments = launch->getAttrOfType<DenseI64ArrayAttr>("oflow.segments");
+  if (!segments || !(hasCollectives(launch) ||
+                     !launch.getWorkgroupAttributions().empty()))
+    return {launch};
+  ArrayRef<int64_t> starts = segments.asArrayRef();
+  Block &body = launch.getBody().front();
+  SmallVector<scf::IfOp> members;
+  for (Operation &op : body)
+    if (auto member = dyn_cast<scf::IfOp>(op))
+      members.push_back(member);
+  if (members.size() + 1 != starts.size())
+    return {launch};
+  SmallVector<gpu::LaunchOp> out;
+  OpBuilder b(launch);
+  Location loc = launch.getLoc();
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  SmallVector<Type> shared = llvm::map_to_vector(
+      launch.getWorkgroupAttributions(), [](BlockArgument a) { return a.getType(); });
+  for (auto [i, member] : llvm::enumerate(members)) {
+    Value count = arith::ConstantIndexOp::create(b, loc, starts[i + 1] - starts[i]);
+    auto part = gpu::LaunchOp::create(
+        b, loc, count, launch.getGridSizeOperandValues().y,
+        launch.getGridSizeOperandValues().z, block.x, block.y, block.z,
+        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+        /*asyncDependencies=*/{}, shared);
+    OpBuilder inner = OpBuilder::atBlockBegin(&part.getBody().front());
+    IRMapping mapping;
+    Value first = arith::ConstantIndexOp::create(inner, loc, starts[i]);
+    mapping.map(launch.getBlockIds().x,
+                arith::AddIOp::create(inner, loc, part.getBlockIds().x, first).getResult());
+    mapping.map(launch.getBlockIds().y, part.getBlockIds().y);
+    mapping.map(launch.getBlockIds().z, part.getBlockIds().z);
+    mapping.map(launch.getThreadIds().x, part.getThreadIds().x);
+    mapping.map(launch.getThreadIds().y, part.getThreadIds().y);
+    mapping.map(launch.getThreadIds().z, part.getThreadIds().z);
+    mapping.map(launch.getGridSize().x, launch.getGridSizeOperandValues().x);
+    mapping.map(launch.getGridSize().y, part.getGridSize().y);
+    mapping.map(launch.getGridSize().z, part.getGridSize().z);
+    mapping.map(launch.getBlockSize().x, part.getBlockSize().x);
+    mapping.map(launch.getBlockSize().y, part.getBlockSize().y);
+    mapping.map(launch.getBlockSize().z, part.getBlockSize().z);
+    for (auto [from, to] : llvm::zip(launch.getWorkgroupAttributions(),
+                                     part.getWorkgroupAttributions()))
+      mapping.map(from, to);
+    // The top-level ops before the member (its constants), then its body.
+    for (Operation &op : body) {
+      if (&op == member.getOperation())
+        break;
+      if (!isa<scf::IfOp>(op))
+        inner.clone(op, mapping);
+    }
+    // A member whose threads meet runs whole blocks (the condition is its
+    // block range, true here): its body at the top level. Another keeps
+    // its condition, which also masks off threads past its block size.
+    bool meets = member.getThenRegion()
+                     .walk([](Operation *op) {
+                       return isCollective(op) ? WalkResult::interrupt()
+                                               : WalkResult::advance();
+                     })
+                     .wasInterrupted();
+    if (meets) {
+      for (Operation &op : member.thenBlock()->without_terminator())
+        inner.clone(op, mapping);
+    } else {
+      inner.clone(*member, mapping);
+    }
+    gpu::TerminatorOp::create(inner, loc);
+    out.push_back(part);
+  }
+  launch.erase();
+  return out;
+}
+
+LogicalResult emulateOne(gpu::LaunchOp launch);
+
 LogicalResult emulate(gpu::LaunchOp launch) {
+  for (gpu::LaunchOp part : splitSegments(launch))
+    if (failed(emulateOne(part)))
+      return failure();
+  return success();
+}
+
+LogicalResult emulateOne(gpu::LaunchOp launch) {
   std::string reason = unsupportedReason(launch);
   if (!reason.empty())
     return launch.emitOpError("cannot be emulated on the host: ") << reason;

@@ -24,6 +24,8 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include <limits>
+#include <map>
+#include <vector>
 
 namespace oflow {
 #define GEN_PASS_DEF_FUSELAUNCHES
@@ -90,6 +92,8 @@ struct Footprint {
 /// Adds the memory effects of `op` (a memory effect op) to `footprint`;
 /// false for an effect on no buffer or on an unknown one.
 bool addEffects(Operation *op, Footprint &footprint) {
+  if (isa<gpu::BarrierOp>(op))
+    return true; // orders a block's threads; touches no memory of its own
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
   if (!effects)
     return op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
@@ -164,16 +168,17 @@ struct Member {
   gpu::LaunchOp launch;
   int64_t blocks = 0, threads = 0;
   Footprint footprint;
+  /// Its threads meet (barriers, shuffles) or share memory: it must run
+  /// with exactly its own block size, no thread masked off.
+  bool collective = false;
 };
 
 /// `launch` as a member: synchronous, a 1-D grid and block of constant
-/// sizes, one block, no shared memory, no op that needs the block's threads
-/// together (barriers, shuffles: a range of blocks must stay a whole
-/// block), and every memory effect on a known buffer.
+/// sizes, one block, no private memory, its ids taken from the launch's
+/// arguments, and every memory effect on a known buffer.
 std::optional<Member> asMember(gpu::LaunchOp launch) {
   if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
       launch.hasClusterSize() || launch.getDynamicSharedMemorySize() ||
-      !launch.getWorkgroupAttributions().empty() ||
       !launch.getPrivateAttributions().empty() || !launch.getBody().hasOneBlock())
     return std::nullopt;
   gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
@@ -184,12 +189,13 @@ std::optional<Member> asMember(gpu::LaunchOp launch) {
       getConstantIntValue(grid.z) != 1 || getConstantIntValue(block.y) != 1 ||
       getConstantIntValue(block.z) != 1)
     return std::nullopt;
-  Member m{launch, *gx, *bx, {}};
+  Member m{launch, *gx, *bx, {}, !launch.getWorkgroupAttributions().empty()};
   WalkResult walk = launch.getBody().walk([&](Operation *op) {
-    if (isa<gpu::BarrierOp, gpu::ShuffleOp, gpu::BlockIdOp, gpu::GridDimOp,
-            gpu::BlockDimOp>(op) ||
-        op->getName().getStringRef().starts_with("gpu.subgroup"))
+    if (isa<gpu::BlockIdOp, gpu::GridDimOp, gpu::BlockDimOp>(op))
       return WalkResult::interrupt();
+    if (isa<gpu::BarrierOp, gpu::ShuffleOp>(op) ||
+        op->getName().getStringRef().starts_with("gpu.subgroup"))
+      m.collective = true;
     return addEffects(op, m.footprint) ? WalkResult::advance() : WalkResult::interrupt();
   });
   if (walk.wasInterrupted())
@@ -215,9 +221,20 @@ struct FuseLaunchesPass : impl::FuseLaunchesBase<FuseLaunchesPass> {
       threads = std::max(threads, m.threads);
     }
     starts.push_back(blocks);
+    // A block runs one member only, so members share the shared memory:
+    // the k-th buffer of a type serves every member's k-th of that type.
+    SmallVector<Type> shared;
+    for (Member m : group) {
+      llvm::DenseMap<Type, unsigned> seen;
+      for (BlockArgument arg : m.launch.getWorkgroupAttributions()) {
+        unsigned k = seen[arg.getType()]++;
+        if (llvm::count(shared, arg.getType()) <= k)
+          shared.push_back(arg.getType());
+      }
+    }
     gpu::LaunchOp fused = createKernelLaunch(
         b, loc, name, arith::ConstantIndexOp::create(b, loc, blocks),
-        arith::ConstantIndexOp::create(b, loc, threads));
+        arith::ConstantIndexOp::create(b, loc, threads), shared);
     fused->setAttr("oflow.strategy",
                    b.getStringAttr("horizontal x" + std::to_string(group.size())));
     fused->setAttr("oflow.segments", b.getDenseI64ArrayAttr(starts));
@@ -258,6 +275,15 @@ struct FuseLaunchesPass : impl::FuseLaunchesBase<FuseLaunchesPass> {
                   arith::ConstantIndexOp::create(inner, loc, m.threads).getResult());
       mapping.map(from.getBlockSize().y, fused.getBlockSize().y);
       mapping.map(from.getBlockSize().z, fused.getBlockSize().z);
+      llvm::DenseMap<Type, unsigned> seen;
+      for (BlockArgument arg : from.getWorkgroupAttributions()) {
+        unsigned k = seen[arg.getType()]++;
+        for (BlockArgument candidate : fused.getWorkgroupAttributions())
+          if (candidate.getType() == arg.getType() && k-- == 0) {
+            mapping.map(arg, candidate);
+            break;
+          }
+      }
       for (Operation &op : from.getBody().front().without_terminator())
         inner.clone(op, mapping);
     }
@@ -306,45 +332,114 @@ struct FuseLaunchesPass : impl::FuseLaunchesBase<FuseLaunchesPass> {
       members.push_back(launch ? asMember(launch) : std::nullopt);
       footprints.push_back(members.back() ? members.back()->footprint : *footprintOf(op));
     }
-    SmallVector<unsigned> level(nodes.size(), 0);
-    unsigned levels = 0;
-    for (size_t i = 0; i < nodes.size(); ++i) {
+    // Levels as soon as possible (one past the highest earlier op it
+    // conflicts with) and as late as possible (one before the lowest later
+    // one): the second gathers what nothing later needs, such as the
+    // optimizer's updates, at the end. The one with fewer launches wins.
+    size_t n = nodes.size();
+    std::vector<std::vector<bool>> conflict(n, std::vector<bool>(n, false));
+    for (size_t i = 0; i < n; ++i)
       for (size_t j = 0; j < i; ++j)
-        if (level[j] + 1 > level[i] && footprints[j].conflicts(footprints[i]))
-          level[i] = level[j] + 1;
-      levels = std::max(levels, level[i] + 1);
+        conflict[j][i] = footprints[j].conflicts(footprints[i]);
+    // Within a level the other ops come first (in program order), then the
+    // kernels: an op may share the level of an other op or of a kernel
+    // after it, not of a kernel it must follow.
+    auto gap = [&](size_t before) -> unsigned { return members[before] ? 1 : 0; };
+    SmallVector<unsigned> early(n, 0), late(n, 0);
+    unsigned levels = 0;
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t j = 0; j < i; ++j)
+        if (conflict[j][i])
+          early[i] = std::max(early[i], early[j] + gap(j));
+      levels = std::max(levels, early[i] + 1);
     }
+    for (size_t i = n; i-- > 0;) {
+      late[i] = levels - 1;
+      for (size_t j = i + 1; j < n; ++j)
+        if (conflict[i][j])
+          late[i] = std::min(late[i], late[j] - gap(i));
+    }
+    SmallVector<unsigned> level =
+        launchCount(late, levels, members) < launchCount(early, levels, members) ? late
+                                                                                : early;
     // Pure ops before every node (only nodes move after them).
     for (Operation *op : window)
       if (isMemoryEffectFree(op) && op->getNumRegions() == 0)
         op->moveBefore(nodes.front());
     StringRef name = cast<func::FuncOp>(end->getParentOp()).getSymName();
     for (unsigned l = 0; l < levels; ++l) {
-      SmallVector<Member> group;
-      int64_t blocks = 0;
-      auto flush = [&] {
-        if (group.size() > 1)
-          fuse(group, (name + "_h" + Twine(fusedCount++)).str(), end);
-        else if (group.size() == 1)
-          group.front().launch->moveBefore(end);
-        group.clear();
-        blocks = 0;
-      };
+      SmallVector<Member> atLevel;
       for (size_t i = 0; i < nodes.size(); ++i) {
         if (level[i] != l)
           continue;
-        if (!members[i]) {
+        if (!members[i])
           nodes[i]->moveBefore(end);
-          continue;
-        }
-        if (static_cast<int64_t>(group.size()) == maxMembers ||
-            members[i]->blocks > kMaxBlocks - blocks)
-          flush();
-        blocks += members[i]->blocks;
-        group.push_back(*members[i]);
+        else
+          atLevel.push_back(*members[i]);
       }
-      flush();
+      for (auto &[size, bucket] : buckets(atLevel))
+        emitBucket(bucket, name, end);
     }
+  }
+
+  /// A level's kernels by the launch they may share. The fused block size is
+  /// the largest member's and a collective member needs exactly its own: one
+  /// bucket per collective block size, the others in the largest bucket that
+  /// fits them (or one of their own).
+  static std::map<int64_t, SmallVector<Member>> buckets(ArrayRef<Member> atLevel) {
+    std::map<int64_t, SmallVector<Member>> out;
+    for (const Member &m : atLevel)
+      if (m.collective)
+        out[m.threads].push_back(m);
+    for (const Member &m : atLevel) {
+      if (m.collective)
+        continue;
+      auto largest = out.empty() ? out.end() : std::prev(out.end());
+      if (largest != out.end() && largest->first >= m.threads)
+        largest->second.push_back(m);
+      else
+        out[-1].push_back(m);
+    }
+    return out;
+  }
+
+  /// The launches a level assignment makes (ignoring the size caps).
+  static size_t launchCount(ArrayRef<unsigned> level, unsigned levels,
+                            ArrayRef<std::optional<Member>> members) {
+    std::vector<SmallVector<Member>> byLevel(levels);
+    size_t count = 0;
+    for (auto [l, m] : llvm::zip(level, members)) {
+      if (m)
+        byLevel[l].push_back(*m);
+      else
+        ++count;
+    }
+    for (const SmallVector<Member> &atLevel : byLevel)
+      count += buckets(atLevel).size();
+    return count;
+  }
+
+  /// `bucket`'s kernels in launches of at most `max-members` and 2^31 - 1
+  /// blocks, before `end`.
+  void emitBucket(ArrayRef<Member> bucket, StringRef name, Operation *end) {
+    SmallVector<Member> group;
+    int64_t blocks = 0;
+    auto flush = [&] {
+      if (group.size() > 1)
+        fuse(group, (name + "_h" + Twine(fusedCount++)).str(), end);
+      else if (group.size() == 1)
+        group.front().launch->moveBefore(end);
+      group.clear();
+      blocks = 0;
+    };
+    for (const Member &m : bucket) {
+      if (static_cast<int64_t>(group.size()) == maxMembers ||
+          m.blocks > kMaxBlocks - blocks)
+        flush();
+      blocks += m.blocks;
+      group.push_back(m);
+    }
+    flush();
   }
 
   static constexpr int64_t kMaxBlocks = 2147483647; // gridDim.x limit

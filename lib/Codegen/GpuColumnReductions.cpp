@@ -88,11 +88,6 @@ std::optional<ColumnReduction> matchColumnReduction(linalg::GenericOp op,
 
 namespace {
 
-constexpr int64_t kWarp = 32;
-constexpr int64_t kWarpsPerBlock = 8;
-/// Rows a lane reads before it computes (independent loads in flight).
-constexpr int64_t kUnroll = 4;
-
 /// Builds the kernel of one column reduction inside `launch`.
 class KernelBuilder {
 public:

@@ -58,6 +58,13 @@ bool mayWrite(mlir::Operation *root, const ByteRange &range);
 mlir::LogicalResult sinkDeviceValues(mlir::func::FuncOp func,
                                      const llvm::DenseSet<mlir::Operation *> &values);
 
+/// The shape the warp-row and block-column strategies share: warps of 32
+/// lanes, 8 warps per block, and 4 independent loads in flight per lane
+/// (a lane reads 4 elements before it computes with any).
+constexpr int64_t kWarp = 32;
+constexpr int64_t kWarpsPerBlock = 8;
+constexpr int64_t kUnroll = 4;
+
 /// A 1-D `gpu.launch` of `grid` blocks of `block` threads before the
 /// builder's insertion point, with its terminator and the `workgroup`
 /// (shared) memory buffers, that gpu-kernel-outlining turns into

@@ -85,11 +85,6 @@ std::optional<WarpRowReduction> matchWarpRowReduction(linalg::GenericOp op,
 
 namespace {
 
-constexpr int64_t kWarp = 32;
-constexpr int64_t kWarpsPerBlock = 8;
-/// Columns a lane reads before it computes (independent loads in flight).
-constexpr int64_t kUnroll = 4;
-
 /// One access of a group member to a buffer.
 struct Access {
   Value memref;

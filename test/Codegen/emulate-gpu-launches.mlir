@@ -181,6 +181,52 @@ func.func @shared(%buf: memref<64xf32>, %out: memref<256xf32>) {
 
 // -----
 
+// A fused launch whose members meet at barriers: one launch per block range,
+// each emulated with its barrier at the top level (block ids offset back).
+// CHECK-LABEL: func.func @fused_barriers
+//       CHECK: scf.parallel
+//       CHECK:   memref.alloc() : memref<32xf32>
+//       CHECK: scf.parallel
+//       CHECK:   memref.alloc() : memref<32xf32>
+//   CHECK-NOT: gpu.
+func.func @fused_barriers(%buf: memref<96xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c3, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             workgroup(%tile : memref<32xf32, #gpu.address_space<workgroup>>) {
+    %first = arith.cmpi ult, %bx, %c2 : index
+    scf.if %first {
+      %v = arith.constant 1.0 : f32
+      memref.store %v, %tile[%tx] : memref<32xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %w = memref.load %tile[%c0] : memref<32xf32, #gpu.address_space<workgroup>>
+      %base = arith.muli %bx, %c32 : index
+      %i = arith.addi %base, %tx : index
+      memref.store %w, %buf[%i] : memref<96xf32>
+    }
+    %second = arith.cmpi uge, %bx, %c2 : index
+    scf.if %second {
+      %b = arith.subi %bx, %c2 : index
+      %v = arith.constant 2.0 : f32
+      memref.store %v, %tile[%tx] : memref<32xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %w = memref.load %tile[%c1] : memref<32xf32, #gpu.address_space<workgroup>>
+      %base = arith.addi %b, %c2 : index
+      %row = arith.muli %base, %c32 : index
+      %i = arith.addi %row, %tx : index
+      memref.store %w, %buf[%i] : memref<96xf32>
+    }
+    gpu.terminator
+  } {oflow.segments = array<i64: 0, 2, 3>}
+  return
+}
+
+// -----
+
 func.func @nested_shuffle(%buf: memref<64xf32>, %c: i1) {
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index

@@ -60,8 +60,9 @@ func.func @independent(%buf: memref<?xi8>) {
 
 // -----
 
-// Kept apart: a runtime call between two kernels, and a kernel with a
-// barrier (its blocks must stay whole).
+// Kept apart: a runtime call of unknown effect between two kernels, and a
+// kernel with a barrier (32 threads) from one of larger blocks (64), whose
+// extra threads it would have to mask off around its barrier.
 // CHECK-LABEL: func.func @kept_apart
 // CHECK-COUNT-3: gpu.launch
 //   CHECK-NOT: oflow.segments
@@ -70,6 +71,7 @@ func.func @kept_apart(%buf: memref<?xi8>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
   %c4096 = arith.constant 4096 : index
   %one = arith.constant 1.0 : f32
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
@@ -89,10 +91,10 @@ func.func @kept_apart(%buf: memref<?xi8>) {
     gpu.terminator
   }
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
-             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
              module(@oflow_kernels) function(@k2) {
-    %x = memref.view %buf[%c0][] : memref<?xi8> to memref<32xf32>
-    memref.store %one, %x[%tx] : memref<32xf32>
+    %x = memref.view %buf[%c0][] : memref<?xi8> to memref<64xf32>
+    memref.store %one, %x[%tx] : memref<64xf32>
     gpu.terminator
   }
   return
@@ -171,6 +173,65 @@ func.func @levels(%buf: memref<?xi8>, %check: i1) {
     %b2 = memref.view %buf[%c640][] : memref<?xi8> to memref<16xf32>
     %v = memref.load %b[%tx] : memref<16xf32>
     memref.store %v, %b2[%tx] : memref<16xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Kernels whose threads meet (a barrier, shared memory) join a launch of
+// their own block size, whole blocks, the shared memory one buffer for
+// every member of the launch (a block runs one member); a smaller kernel
+// without barriers rides along, its extra threads masked off.
+// CHECK-LABEL: func.func @collective
+//       CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c64{{[_0-9]*}}, {{.*}} function(@collective_h0)
+//  CHECK-SAME:   workgroup(%[[SH:.*]] : memref<64xf32, #gpu.address_space<workgroup>>)
+//       CHECK:   scf.if
+//       CHECK:     memref.store %{{.*}}, %[[SH]]
+//       CHECK:     gpu.barrier
+//       CHECK:   scf.if
+//       CHECK:     memref.store %{{.*}}, %[[SH]]
+//       CHECK:     gpu.barrier
+//       CHECK:   arith.cmpi ult, %{{.*}}, %c32
+//       CHECK:   scf.if
+//       CHECK: } {oflow.segments = array<i64: 0, 2, 4, 5>, oflow.strategy = "horizontal x3"}
+func.func @collective(%buf: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c1024 = arith.constant 1024 : index
+  %c2048 = arith.constant 2048 : index
+  %one = arith.constant 1.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             module(@oflow_kernels) function(@c0)
+             workgroup(%tile : memref<64xf32, #gpu.address_space<workgroup>>) {
+    %x = memref.view %buf[%c0][] : memref<?xi8> to memref<2x64xf32>
+    memref.store %one, %tile[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %v = memref.load %tile[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+    memref.store %v, %x[%bx, %tx] : memref<2x64xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             module(@oflow_kernels) function(@c1)
+             workgroup(%tile : memref<64xf32, #gpu.address_space<workgroup>>) {
+    %y = memref.view %buf[%c1024][] : memref<?xi8> to memref<2x64xf32>
+    memref.store %one, %tile[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %v = memref.load %tile[%c1] : memref<64xf32, #gpu.address_space<workgroup>>
+    memref.store %v, %y[%bx, %tx] : memref<2x64xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             module(@oflow_kernels) function(@p0) {
+    %z = memref.view %buf[%c2048][] : memref<?xi8> to memref<32xf32>
+    memref.store %one, %z[%tx] : memref<32xf32>
     gpu.terminator
   }
   return

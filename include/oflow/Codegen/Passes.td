@@ -303,24 +303,32 @@ def MergePointwise : Pass<"oflow-merge-pointwise", "mlir::func::FuncOp"> {
 }
 
 def FuseLaunches : Pass<"oflow-fuse-launches", "mlir::func::FuncOp"> {
-  let summary = "adjacent independent kernels -> one launch (horizontal fusion)";
+  let summary = "independent kernels -> shared launches, scheduled by dependence level";
   let description = [{
-    Consecutive top-level `gpu.launch`es with only pure host ops between
-    them (index arithmetic, views; a runtime call or anything else ends the
-    run) become one launch when no two of them touch overlapping bytes with
-    one of them writing (reads of the same bytes are fine): nothing orders
-    their blocks, so one grid can hold them all. Block b of the fused launch
-    runs member i's body as its block b - s_i when s_i <= b < s_(i+1) (the
-    members' grids laid end to end, `oflow.segments = [s_0, ..., s_n]`), with
-    the largest member block size and the threads past a member's own block
-    size idle. Members are synchronous 1-D launches with constant sizes and
-    no shared memory, barriers or shuffles (their blocks need the whole block),
-    whose every memory effect is on a buffer with a known place in the
-    program's buffers; at most `max-members` per launch
-    (`oflow.strategy = "horizontal xN"`, named `<function>_h<N>`).
-    Each launch saves its ~4 us of launch overhead; a weight's transposes,
-    the fills of a step and the optimizer's per-parameter updates are the
-    usual runs.
+    Horizontal fusion, as XLA's. The top-level ops of a function fall into
+    windows: runs of pure host ops (index arithmetic, views), kernels, and
+    other ops whose bytes are known and that have no results (the checking
+    mode's host-conditional kernels, GEMM runtime calls, whose buffers are
+    traced through the pointers they get). Anything else (a runtime call of
+    unknown effect, a query whose result later ops use) stays put between
+    windows. In a window, every non-pure op gets a level one past the
+    highest level of the earlier ops it conflicts with (overlapping bytes of
+    the memory plan, one of the two writing); the pure ops move to the
+    window's start, then the ops are emitted level by level, and each
+    level's kernels share launches: block b of a fused launch runs member
+    i's body as its block b - s_i when s_i <= b < s_(i+1) (the members'
+    grids end to end, `oflow.segments = [s_0, ..., s_n]`), with the block
+    size of its largest member and the threads past a member's own block
+    size idle. A member whose threads meet (barriers, shuffles, shared
+    memory) only joins a launch of its own block size, so its blocks stay
+    whole and the condition on the block id is uniform; members share the
+    launch's shared memory (a block runs one member). Members are
+    synchronous 1-D launches with constant sizes that take their ids from
+    the launch's arguments; at most `max-members` per launch
+    (`oflow.strategy = "horizontal xN"`, named `<function>_h<N>`). Each
+    launch saved is ~4 us of launch overhead: a step's weight transposes,
+    fills, bias-gradient reductions and per-parameter optimizer updates
+    share launches.
   }];
   let options = [
     Option<"maxMembers", "max-members", "int64_t", "64",
@@ -421,9 +429,14 @@ def EmulateGpuLaunches : Pass<"oflow-emulate-gpu-launches", "mlir::func::FuncOp"
     across an interval are kept in a per-thread array of the block, and a
     `gpu.shuffle xor` reads its partner lane's value from its operand's
     array, so an emulated butterfly combines in exactly the GPU's order.
-    Launches that need a GPU to mean anything (shuffles or barriers nested
-    in control flow, workgroup or private memory, async tokens, clusters)
-    are refused with an error.
+    Workgroup (shared) memory is a buffer per block, filled with NaN (all
+    ones for integers) before the block's threads run, so a read of what no
+    thread wrote shows. A fused launch (`oflow.segments`, oflow-fuse-launches)
+    whose members meet at barriers or shuffles runs as one launch per block
+    range, each member's body at the top level again (its members touch
+    disjoint bytes). Launches that need a GPU to mean anything (shuffles or
+    barriers nested in other control flow, private memory, async tokens,
+    clusters) are refused with an error.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect"];
