@@ -21,6 +21,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SmallBitVector.h"
 
 namespace oflow {
@@ -37,6 +38,19 @@ int64_t ColumnReduction::extent(ArrayRef<unsigned> loops) const {
   for (unsigned l : loops)
     n *= ranges[l];
   return n;
+}
+
+/// Whether `memref` is (a view of) a `memref.get_global`.
+static bool isGlobal(Value memref) {
+  while (Operation *def = memref.getDefiningOp()) {
+    if (isa<memref::GetGlobalOp>(def))
+      return true;
+    auto viewLike = dyn_cast<ViewLikeOpInterface>(def);
+    if (!viewLike)
+      return false;
+    memref = viewLike.getViewSource();
+  }
+  return false;
 }
 
 std::optional<ColumnReduction> matchColumnReduction(linalg::GenericOp op,
@@ -74,12 +88,18 @@ std::optional<ColumnReduction> matchColumnReduction(linalg::GenericOp op,
     seen.set(d.getPosition());
   }
   // Warp 0 stores after every warp has read: an input sharing bytes with
-  // the output could be read after it was written.
+  // the output could be read after it was written. The output must be a
+  // view of a program buffer; an input, a view of other bytes or a global.
   std::optional<ByteRange> outRange = rootRange(init.get());
-  for (OpOperand *in : op.getDpsInputOperands())
-    if (isa<MemRefType>(in->get().getType()) &&
-        mayOverlap(rootRange(in->get()), outRange))
+  if (!outRange)
+    return std::nullopt;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    if (!isa<MemRefType>(in->get().getType()))
+      continue;
+    std::optional<ByteRange> inRange = rootRange(in->get());
+    if (inRange ? inRange->overlaps(*outRange) : !isGlobal(in->get()))
       return std::nullopt;
+  }
   r.combiner = floatCombiner(op);
   if (!r.combiner)
     return std::nullopt;
@@ -253,7 +273,8 @@ struct GpuColumnReductionsPass
         return nullptr;
       if (fill.getOutputs()[0] == out)
         return fill;
-      if (mayOverlap(rootRange(fill.getOutputs()[0]), range))
+      std::optional<ByteRange> other = rootRange(fill.getOutputs()[0]);
+      if (!other || !range || other->overlaps(*range))
         return nullptr;
     }
     return nullptr;
