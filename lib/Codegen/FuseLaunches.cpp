@@ -16,14 +16,12 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
-#include <limits>
 #include <map>
 #include <vector>
 
@@ -67,25 +65,10 @@ struct Footprint {
         cast<MemRefType>(memref.getType()).getMemorySpace());
     if (space && space.getValue() != gpu::AddressSpace::Global)
       return;
-    Value root = memref;
-    while (Operation *def = root.getDefiningOp()) {
-      if (isa<memref::ViewOp>(def))
-        break;
-      auto viewLike = dyn_cast<ViewLikeOpInterface>(def);
-      if (!viewLike)
-        break;
-      root = viewLike.getViewSource();
-    }
-    std::optional<ByteRange> range;
-    if (root.getDefiningOp<memref::ViewOp>()) {
-      range = rootRange(root);
-    } else if (auto arg = dyn_cast<BlockArgument>(root);
-               arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp())) {
-      range = ByteRange{arg.getArgNumber(), 0, std::numeric_limits<int64_t>::max()};
-    } else if (root.getDefiningOp<memref::GetGlobalOp>() && !write) {
+    BufferBytes bytes = bufferBytes(memref);
+    if (bytes.global && !write)
       return;
-    }
-    (write ? writes : reads).push_back(range);
+    (write ? writes : reads).push_back(bytes.range);
   }
 };
 

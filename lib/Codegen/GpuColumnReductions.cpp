@@ -40,19 +40,6 @@ int64_t ColumnReduction::extent(ArrayRef<unsigned> loops) const {
   return n;
 }
 
-/// Whether `memref` is (a view of) a `memref.get_global`.
-static bool isGlobal(Value memref) {
-  while (Operation *def = memref.getDefiningOp()) {
-    if (isa<memref::GetGlobalOp>(def))
-      return true;
-    auto viewLike = dyn_cast<ViewLikeOpInterface>(def);
-    if (!viewLike)
-      return false;
-    memref = viewLike.getViewSource();
-  }
-  return false;
-}
-
 std::optional<ColumnReduction> matchColumnReduction(linalg::GenericOp op,
                                                     int64_t minReduced) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
@@ -90,16 +77,12 @@ std::optional<ColumnReduction> matchColumnReduction(linalg::GenericOp op,
   // Warp 0 stores after every warp has read: an input sharing bytes with
   // the output could be read after it was written. The output must be a
   // view of a program buffer; an input, a view of other bytes or a global.
-  std::optional<ByteRange> outRange = rootRange(init.get());
-  if (!outRange)
+  BufferBytes out = bufferBytes(init.get());
+  if (!out.range)
     return std::nullopt;
-  for (OpOperand *in : op.getDpsInputOperands()) {
-    if (!isa<MemRefType>(in->get().getType()))
-      continue;
-    std::optional<ByteRange> inRange = rootRange(in->get());
-    if (inRange ? inRange->overlaps(*outRange) : !isGlobal(in->get()))
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (isa<MemRefType>(in->get().getType()) && bufferBytes(in->get()).mayOverlap(out))
       return std::nullopt;
-  }
   r.combiner = floatCombiner(op);
   if (!r.combiner)
     return std::nullopt;
@@ -178,35 +161,12 @@ public:
 private:
   Value constant(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
 
-  /// This warp's rows warp, warp + 8, ... folded into `init`: a main loop
-  /// that reads kUnroll rows before it computes any (the order of the fold
-  /// is unchanged), then the rows past the last full kUnroll x 8.
+  /// This warp's rows warp, warp + 8, ... folded into `init`, kUnroll rows
+  /// read before any is computed with (the order of the fold is unchanged).
   Value rowLoops(Value warp, Value init) {
-    int64_t rows = shape.extent(shape.reduced);
-    int64_t stride = kUnroll * kWarpsPerBlock;
-    int64_t mainEnd = rows / stride * stride;
-    Value acc = init;
-    if (mainEnd > 0)
-      acc = rowLoop(warp, mainEnd, kUnroll, acc);
-    if (mainEnd < rows) {
-      Value lb = mainEnd ? arith::AddIOp::create(b, loc, warp, constant(mainEnd)) : warp;
-      acc = rowLoop(lb, rows, 1, acc);
-    }
-    return acc;
-  }
-
-  Value rowLoop(Value lb, int64_t ub, int64_t unroll, Value acc) {
-    auto loop = scf::ForOp::create(b, loc, lb, constant(ub),
-                                   constant(unroll * kWarpsPerBlock), ValueRange{acc});
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
     SmallVector<int64_t> reducedExtents = llvm::map_to_vector(
         shape.reduced, [&](unsigned l) { return shape.ranges[l]; });
-    SmallVector<SmallVector<Value>> points, operands;
-    for (int64_t u = 0; u < unroll; ++u) {
-      Value row = loop.getInductionVar();
-      if (u)
-        row = arith::AddIOp::create(b, loc, row, constant(u * kWarpsPerBlock));
+    auto load = [&](Value row) -> StridedStep {
       SmallVector<Value> point(ivs);
       for (auto [l, v] : llvm::zip(shape.reduced, delinearize(b, loc, row, reducedExtents)))
         point[l] = v;
@@ -217,17 +177,13 @@ private:
                                  b, loc, in->get(),
                                  applyMap(b, loc, op.getMatchingIndexingMap(in), point))
                            : in->get());
-      points.push_back(point);
-      operands.push_back(args);
-    }
-    Value carried = loop.getRegionIterArgs()[0];
-    for (int64_t u = 0; u < unroll; ++u) {
-      SmallVector<Value> args(operands[u]);
-      args.push_back(carried);
-      carried = cloneBody(points[u], args);
-    }
-    scf::YieldOp::create(b, loc, carried);
-    return loop.getResult(0);
+      return [this, point, args](ValueRange carried) mutable {
+        args.push_back(carried[0]);
+        return SmallVector<Value>{cloneBody(point, args)};
+      };
+    };
+    return stridedLoops(b, loc, warp, shape.extent(shape.reduced), kWarpsPerBlock,
+                        ValueRange{init}, load)[0];
   }
 
   /// The body of the reduction at `point` with block arguments `args`; the

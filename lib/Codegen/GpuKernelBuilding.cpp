@@ -9,6 +9,7 @@
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 
@@ -63,6 +64,42 @@ SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map,
         b, loc, AffineMap::get(map.getNumDims(), 0, e), ivs));
   }
   return out;
+}
+
+SmallVector<Value> stridedLoops(OpBuilder &b, Location loc, Value first, int64_t count,
+                                int64_t stride, ValueRange inits,
+                                function_ref<StridedStep(Value index)> load) {
+  auto constant = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  auto emitLoop = [&](Value lb, int64_t ub, int64_t unroll, ValueRange iters) {
+    Value upper = constant(ub);
+    Value step = constant(unroll * stride);
+    auto loop = scf::ForOp::create(b, loc, lb, upper, step, iters);
+    if (iters.empty()) // the builder added an empty yield
+      loop.getBody()->getTerminator()->erase();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<StridedStep> steps;
+    for (int64_t u = 0; u < unroll; ++u) {
+      Value index = loop.getInductionVar();
+      if (u)
+        index = arith::AddIOp::create(b, loc, index, constant(u * stride));
+      steps.push_back(load(index));
+    }
+    SmallVector<Value> carried(loop.getRegionIterArgs());
+    for (StridedStep &step : steps)
+      carried = step(carried);
+    scf::YieldOp::create(b, loc, carried);
+    return SmallVector<Value>(loop.getResults());
+  };
+  int64_t mainEnd = count / (kUnroll * stride) * (kUnroll * stride);
+  SmallVector<Value> results(inits);
+  if (mainEnd > 0)
+    results = emitLoop(first, mainEnd, kUnroll, results);
+  if (mainEnd < count) {
+    Value lb = mainEnd ? arith::AddIOp::create(b, loc, first, constant(mainEnd)) : first;
+    results = emitLoop(lb, count, 1, results);
+  }
+  return results;
 }
 
 Operation *floatCombiner(linalg::GenericOp op) {

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <functional>
 #include <optional>
 
 namespace oflow {
@@ -36,16 +37,31 @@ struct ByteRange {
 
 /// The bytes a memref covers: the range of the memref.view of a function
 /// argument at the root of its chain of views (all of the argument when the
-/// view's offset or size is not static); nullopt when it has no such root.
+/// view's offset or size is not static, or when the chain ends at the
+/// argument itself); nullopt when it has no such root.
 std::optional<ByteRange> rootRange(mlir::Value memref);
 
-/// Whether two buffers' bytes may overlap: by their root ranges, or, for
-/// buffers without one (globals), only another such buffer.
-bool mayOverlap(const std::optional<ByteRange> &a, const std::optional<ByteRange> &b);
+/// Whether `memref` is (a view of) a `memref.get_global`.
+bool isGlobal(mlir::Value memref);
 
-/// Whether `a` and `b` address the same elements: the same value, or views
-/// of the same bytes with the same type (the memory plan's reuse makes
-/// several).
+/// What is known of the bytes a memref addresses, to tell buffers apart: a
+/// range of a program buffer, a global (an allocation of its own, never a
+/// program buffer's bytes), or nothing (anything).
+struct BufferBytes {
+  std::optional<ByteRange> range;
+  bool global = false;
+  /// Whether the two may share bytes.
+  bool mayOverlap(const BufferBytes &o) const {
+    if (range && o.range)
+      return range->overlaps(*o.range);
+    return !((range && o.global) || (global && o.range));
+  }
+};
+BufferBytes bufferBytes(mlir::Value memref);
+
+/// Whether `a` and `b` address the same elements: the same value, or
+/// memref.views of the same bytes with the same type (the memory plan's
+/// reuse makes several).
 bool sameBuffer(mlir::Value a, mlir::Value b);
 
 /// Whether some op nested in `root` may write bytes of `range`.
@@ -83,6 +99,21 @@ llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location lo
 llvm::SmallVector<mlir::Value> applyMap(mlir::OpBuilder &b, mlir::Location loc,
                                         mlir::AffineMap map,
                                         llvm::ArrayRef<mlir::Value> ivs);
+
+/// One index's step of `stridedLoops`: `load(i)` issues index i's loads
+/// and returns the step that computes with them from the carried values.
+using StridedStep = std::function<llvm::SmallVector<mlir::Value>(mlir::ValueRange carried)>;
+
+/// Indices first, first + stride, ... below `count`, in order, carrying
+/// `inits`: a main loop takes kUnroll indices per iteration and issues all
+/// their loads before it computes with any (kUnroll independent loads in
+/// flight; the order of the computation, hence of a sum, is unchanged),
+/// then a loop of one index takes those past the last full kUnroll x
+/// stride. The carried values at the end.
+llvm::SmallVector<mlir::Value>
+stridedLoops(mlir::OpBuilder &b, mlir::Location loc, mlir::Value first, int64_t count,
+             int64_t stride, mlir::ValueRange inits,
+             llvm::function_ref<StridedStep(mlir::Value index)> load);
 
 /// The op of a one-output reduction `op` that folds the accumulator, if it
 /// is the accumulator's only use and a float add/mul/max/min with a neutral

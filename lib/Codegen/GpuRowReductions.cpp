@@ -91,7 +91,7 @@ struct Access {
   AffineMap map;
   bool write = false;
   bool reductionResult = false; ///< a reduction's output, stored by lane 0
-  std::optional<ByteRange> range;
+  BufferBytes bytes;
   size_t member = 0; ///< the index of the member that makes it
 };
 
@@ -157,9 +157,9 @@ public:
   bool touchedFrom(size_t from, ArrayRef<ByteRange> ranges) const {
     return llvm::any_of(accesses, [&](const Access &a) {
       return a.member >= from &&
-             (!a.range || llvm::any_of(ranges, [&](const ByteRange &r) {
-                return r.overlaps(*a.range);
-              }));
+             llvm::any_of(ranges, [&](const ByteRange &r) {
+               return a.bytes.mayOverlap({r});
+             });
     });
   }
 
@@ -186,7 +186,7 @@ public:
 
 private:
   Access access(Value memref, AffineMap map, bool write, bool result) const {
-    return {canonical(memref), map, write, result, rootRange(memref)};
+    return {canonical(memref), map, write, result, bufferBytes(memref)};
   }
 
   mutable SmallVector<Value> canonicals;
@@ -194,7 +194,7 @@ private:
   /// Whether `a` (of the new op) and `b` (of an earlier member) may not run
   /// lane by lane in program order.
   static bool conflicts(const Access &a, const Access &b) {
-    if ((!a.write && !b.write) || !mayOverlap(a.range, b.range))
+    if ((!a.write && !b.write) || !a.bytes.mayOverlap(b.bytes))
       return false;
     if (a.memref != b.memref || a.map != b.map)
       return true;
@@ -256,54 +256,20 @@ private:
                                                   ArrayRef<Value> operands,
                                                   ValueRange iters)>;
 
-  /// This lane's columns lane, lane + 32, ... in order, carrying `inits`:
-  /// `load` reads a column's operands, `apply` computes it. The main loop
-  /// takes kUnroll columns per iteration and reads all of them before
-  /// computing any, so a lane has kUnroll independent loads in flight (the
-  /// order of the computation, hence of a reduction's sum, is unchanged);
-  /// a second loop takes the columns past the last full kUnroll x 32.
-  ValueRange columnLoops(ValueRange inits, LoadFn load, ApplyFn apply) {
-    int64_t colCount = ShapedType::getNumElements(group.cols);
-    int64_t mainEnd = colCount / (kUnroll * kWarp) * (kUnroll * kWarp);
-    auto columnIvs = [&](Value column) {
+  /// This lane's columns lane, lane + 32, ... in order, carrying `inits`
+  /// (stridedLoops: kUnroll columns' loads in flight): `load` reads a
+  /// column's operands, `apply` computes it.
+  SmallVector<Value> columnLoops(ValueRange inits, LoadFn load, ApplyFn apply) {
+    auto step = [&](Value column) -> StridedStep {
       SmallVector<Value> ivs(rowIvs);
       llvm::append_range(ivs, delinearize(b, loc, column, group.cols));
-      return ivs;
+      SmallVector<Value> operands = load(ivs);
+      return [apply, ivs, operands](ValueRange carried) {
+        return apply(ivs, operands, carried);
+      };
     };
-    auto emitLoop = [&](Value lb, int64_t ub, int64_t unroll, ValueRange iters) {
-      Value upper = arith::ConstantIndexOp::create(b, loc, ub);
-      Value step = arith::ConstantIndexOp::create(b, loc, unroll * kWarp);
-      auto loop = scf::ForOp::create(b, loc, lb, upper, step, iters);
-      if (iters.empty()) // the builder added an empty yield
-        loop.getBody()->getTerminator()->erase();
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      SmallVector<SmallVector<Value>> points, operands;
-      for (int64_t u = 0; u < unroll; ++u) {
-        Value column = loop.getInductionVar();
-        if (u)
-          column = arith::AddIOp::create(
-              b, loc, column, arith::ConstantIndexOp::create(b, loc, u * kWarp));
-        points.push_back(columnIvs(column));
-        operands.push_back(load(points.back()));
-      }
-      SmallVector<Value> carried(loop.getRegionIterArgs());
-      for (int64_t u = 0; u < unroll; ++u)
-        carried = apply(points[u], operands[u], carried);
-      scf::YieldOp::create(b, loc, carried);
-      return loop;
-    };
-    ValueRange results = inits;
-    if (mainEnd > 0)
-      results = emitLoop(lane, mainEnd, kUnroll, results).getResults();
-    if (mainEnd < colCount) {
-      Value lb = lane;
-      if (mainEnd)
-        lb = arith::AddIOp::create(b, loc, lane,
-                                   arith::ConstantIndexOp::create(b, loc, mainEnd));
-      results = emitLoop(lb, colCount, 1, results).getResults();
-    }
-    return results;
+    return stridedLoops(b, loc, lane, ShapedType::getNumElements(group.cols), kWarp, inits,
+                        step);
   }
 
   /// An operand's value at loop point `ivs`: a reduction result of an

@@ -45,7 +45,7 @@ struct Access {
   Value memref;
   AffineMap map;
   bool write;
-  std::optional<ByteRange> range;
+  BufferBytes bytes;
 };
 
 /// A run of pointwise generics over the same loops.
@@ -63,9 +63,9 @@ public:
       AffineMap map = op.getMatchingIndexingMap(&operand);
       bool init = op.isDpsInit(&operand);
       if (!init || op.payloadUsesValueFromOperand(&operand))
-        mine.push_back({operand.get(), map, false, rootRange(operand.get())});
+        mine.push_back({operand.get(), map, false, bufferBytes(operand.get())});
       if (init)
-        mine.push_back({operand.get(), map, true, rootRange(operand.get())});
+        mine.push_back({operand.get(), map, true, bufferBytes(operand.get())});
     }
     for (const Access &a : mine)
       for (const Access &b : accesses)
@@ -84,7 +84,7 @@ private:
   /// overlapping bytes, one a write, must be the same element at the same
   /// point (same buffer, same map), and a buffer is written once.
   static bool conflicts(const Access &a, const Access &b) {
-    if ((!a.write && !b.write) || !mayOverlap(a.range, b.range))
+    if ((!a.write && !b.write) || !a.bytes.mayOverlap(b.bytes))
       return false;
     if (a.write && b.write)
       return true;

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -27,17 +28,20 @@ using namespace mlir;
 
 namespace oflow {
 
-bool mayOverlap(const std::optional<ByteRange> &a, const std::optional<ByteRange> &b) {
-  return a && b ? a->overlaps(*b) : !a && !b;
-}
+/// The end of a range of unknown size.
+static constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
 
 bool sameBuffer(Value a, Value b) {
   if (a == b)
     return true;
-  if (a.getType() != b.getType())
+  // Views through subviews or casts of the same bytes may differ in offset
+  // or strides; only the memory plan's own views are compared.
+  if (a.getType() != b.getType() || !a.getDefiningOp<memref::ViewOp>() ||
+      !b.getDefiningOp<memref::ViewOp>())
     return false;
   std::optional<ByteRange> ra = rootRange(a), rb = rootRange(b);
-  return ra && rb && ra->arg == rb->arg && ra->begin == rb->begin && ra->end == rb->end;
+  return ra && rb && ra->arg == rb->arg && ra->begin == rb->begin && ra->end == rb->end &&
+         ra->end != kUnbounded;
 }
 
 bool isHostOp(Operation *op) {
@@ -70,8 +74,6 @@ llvm::DenseSet<Operation *> findDeviceValues(Block &body) {
 }
 
 namespace {
-
-constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
 
 /// The bytes of a function argument a memref.view covers (all of them when
 /// its offset or size is not static).
@@ -150,7 +152,29 @@ std::optional<ByteRange> rootRange(Value v) {
       return std::nullopt;
     v = viewLike.getViewSource();
   }
-  return std::nullopt;
+  auto arg = cast<BlockArgument>(v);
+  if (!isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+    return std::nullopt; // a launch's shared memory, a loop's iteration value
+  return ByteRange{arg.getArgNumber(), 0, kUnbounded};
+}
+
+bool isGlobal(Value memref) {
+  while (Operation *def = memref.getDefiningOp()) {
+    if (isa<memref::GetGlobalOp>(def))
+      return true;
+    auto viewLike = dyn_cast<ViewLikeOpInterface>(def);
+    if (!viewLike)
+      return false;
+    memref = viewLike.getViewSource();
+  }
+  return false;
+}
+
+BufferBytes bufferBytes(Value memref) {
+  BufferBytes bytes;
+  bytes.range = rootRange(memref);
+  bytes.global = !bytes.range && isGlobal(memref);
+  return bytes;
 }
 
 bool mayWrite(Operation *root, const ByteRange &read) {

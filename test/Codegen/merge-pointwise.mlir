@@ -105,3 +105,32 @@ func.func @not_merged(%buf: memref<?xi8>) {
   }
   return
 }
+
+// -----
+
+// A buffer used directly (a function argument, no memref.view) covers all
+// of its bytes: a member reading the transpose of elements another wrote
+// through a view of them stays apart (such a root was once taken for a
+// global, which shares no bytes with the program's buffers).
+// CHECK-LABEL: func.func @argument_aliases
+//       CHECK: linalg.generic
+//       CHECK: linalg.generic
+func.func @argument_aliases(%buf: memref<1024xi8>) {
+  %c0 = arith.constant 0 : index
+  %c256 = arith.constant 256 : index
+  %v = memref.view %buf[%c0][] : memref<1024xi8> to memref<8x8xf32>
+  %o = memref.view %buf[%c256][] : memref<1024xi8> to memref<8x8xf32>
+  %head = memref.subview %buf[0] [64] [1] : memref<1024xi8> to memref<64xi8>
+  %bytes = memref.expand_shape %head [[0, 1]] output_shape [8, 8] : memref<64xi8> into memref<8x8xi8>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%v : memref<8x8xf32>) {
+  ^bb0(%x: f32):
+    %r = arith.addf %x, %x : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%bytes : memref<8x8xi8>) outs(%o : memref<8x8xf32>) {
+  ^bb0(%x: i8, %y: f32):
+    %f = arith.sitofp %x : i8 to f32
+    linalg.yield %f : f32
+  }
+  return
+}

@@ -62,6 +62,7 @@ CONFIGS = {
 PACK = 8  # subgraphs per model: oflow-compile time grows superlinearly (8: ~30 s, 29: > 8 min)
 LR = 0.1
 EPS32 = 2.0 ** -24
+NOISY_RUNS = 4  # extra float32 reference runs, each op rounded once more (see reference())
 ZERO = 1e-3  # a gradient below this fraction of its subgraph's norm counts as ~0
 
 
@@ -75,18 +76,31 @@ def reference(parts):
         helper.make_node("Sum" if len(parts) > 1 else "Identity", [p.loss for p in parts], ["loss"])]
     inits = {k: v for p in parts for k, v in p.inits.items()}
     inputs = {k: v for p in parts for k, v in p.inputs.items()}
-    out, envs = {}, {}
-    for dt in (torch.float64, torch.float32):
+
+    def run(dt, noise=None):
         feeds = {n: ref.tensor_of(a, dt) for n, a in {**inits, **inputs}.items()}
         names = [n for n, a in inits.items() if a.dtype == np.float32]
         for n in names:
             feeds[n].requires_grad_(True)
-        env = ref.run_graph(nodes, feeds, dt)
+        env = ref.run_graph(nodes, feeds, dt, noise=noise)
         grads = torch.autograd.grad(env["loss"], [feeds[n] for n in names], allow_unused=True)
-        out[dt] = {n: (g.detach().double().numpy() if g is not None else np.zeros(inits[n].shape))
-                   for n, g in zip(names, grads)}
-        envs[dt] = {k: v.detach() for k, v in env.items()}
-    return out[torch.float64], out[torch.float32], envs[torch.float64], envs[torch.float32]
+        return ({n: (g.detach().double().numpy() if g is not None else np.zeros(inits[n].shape))
+                 for n, g in zip(names, grads)},
+                {k: v.detach() for k, v in env.items()})
+
+    g64, env64 = run(torch.float64)
+    g32, env32 = run(torch.float32)
+    # PyTorch's float32 error is one sample of the rounding noise: where the
+    # graph is ill-conditioned (a batch norm over a few nearly equal values,
+    # then a cancelling sum) another, equally valid summation order is 10x
+    # off (s7-O0-124-cpu). Sample it a few more times, each op's result
+    # rounded once more (ref.rounding_noise), and keep the worst per element.
+    rng = np.random.default_rng(0)
+    for _ in range(NOISY_RUNS):
+        noisy, _ = run(torch.float32, rng)
+        for n, g in noisy.items():
+            g32[n] = np.where(np.abs(g - g64[n]) > np.abs(g32[n] - g64[n]), g, g32[n])
+    return g64, g32, env64, env32
 
 
 def margins_ok(nodes, env):

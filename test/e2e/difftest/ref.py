@@ -353,12 +353,51 @@ def kink_margin(node, ins):
     return math.inf
 
 
-def run_graph(nodes, feeds, dt, keep=False):
-    """Evaluates nodes in order from feeds (name -> tensor); returns env."""
+# Ops whose float results are their inputs' values, moved or selected: exact
+# in any precision.
+EXACT = {"Identity", "Abs", "Neg", "Relu", "Max", "Min", "Where", "Clip", "Reshape",
+         "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Expand", "Concat", "Slice",
+         "Split", "Gather", "Trilu", "Pad", "Dropout", "MaxPool", "ReduceMax", "Constant",
+         "ConstantOfShape", "Cast", "Shape", "Size", "Range"}
+
+
+# Sums: a rounding error scales with the magnitude of the terms, which the
+# op evaluated on its inputs' absolute values gives.
+SUMS = {"Add", "Sum", "Mean", "MatMul", "Gemm", "Conv", "ReduceSum", "ReduceMean",
+        "GlobalAveragePool", "AveragePool"}
+
+
+def rounding_noise(node, ins, outs, dt, rng):
+    """`outs` rounded once more, by up to half an ulp of each result (or of
+    the sum of its terms' magnitudes for a sum, where cancellation makes the
+    result's own ulp too small): another valid rounding of the node, as a
+    different summation order would give."""
+    if node.op_type in EXACT:
+        return outs
+    scales = [v.detach().abs() if v.is_floating_point() else None for v in outs]
+    if node.op_type in SUMS:
+        absolute = [i.detach().abs() if i is not None and i.is_floating_point() else i for i in ins]
+        scales = [s.abs() for s in evaluate_node(node, absolute, dt)]
+    noisy = []
+    for v, s in zip(outs, scales):
+        if v.is_floating_point():
+            a = s.numpy()
+            step = np.spacing(a) * rng.uniform(-0.5, 0.5, a.shape)
+            v = v + torch.from_numpy(np.asarray(step, dtype=a.dtype))
+        noisy.append(v)
+    return noisy
+
+
+def run_graph(nodes, feeds, dt, keep=False, noise=None):
+    """Evaluates nodes in order from feeds (name -> tensor); returns env.
+    With `noise` (a numpy Generator), each result is rounded once more
+    (rounding_noise)."""
     env = dict(feeds)
     for n in nodes:
         ins = [env[i] if i else None for i in n.input]
         outs = evaluate_node(n, ins, dt)
+        if noise is not None:
+            outs = rounding_noise(n, ins, outs, dt, noise)
         for name, v in zip(n.output, outs):
             if name:
                 env[name] = v
