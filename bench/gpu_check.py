@@ -312,6 +312,21 @@ def cmd_example(a):
         res["oflow_device_bytes"] = device_bytes(recs)
         res["rel_vs_cpu"] = max_rel(res["oflow_losses"], res["cpu_losses"])
     print("  oflow: %s" % (err or "losses %.5f -> %.5f" % (res["oflow_losses"][0], res["oflow_losses"][-1])))
+    if not err:
+        # The same run with every kernel launched from the host (issue #14
+        # item 3): the step time a CUDA graph saves, and the same losses.
+        res["oflow_graph_replays"] = recs[-1].get("cuda_graph_replays")
+        recs, err2 = run_oflow(os.path.join(a.bundle, ex["exe"]), args + ["--no-cuda-graph"],
+                               os.path.join(a.res, "example-%s.nograph.jsonl" % a.name), a.timeout)
+        if err2:
+            res["oflow_nograph_error"] = err2
+        else:
+            res["oflow_nograph_step_s"] = statistics.median(
+                step_times([r["elapsed_s"] for r in recs], 3))
+            res["graph_vs_nograph"] = max_rel([r["loss"] for r in recs], res["oflow_losses"])
+        print("  oflow --no-cuda-graph: %s" % (err2 or "%.3f ms/step (graph %.3f), losses within %s" % (
+            1e3 * res["oflow_nograph_step_s"], 1e3 * res["oflow_step_s"],
+            fmt_rel(res["graph_vs_nograph"]))))
     write_result(a.res, "example-" + a.name, res)   # partial result, in case torch fails
 
     try:
@@ -599,8 +614,8 @@ def cmd_report(a):
     L.append("")
     L.append("### Examples: loss trajectories (AdamW, shipped data; max relative difference over all steps)")
     L.append("")
-    L.append("| example | status | steps | oflow loss first → last | vs CPU target | vs torch (same device, fp32, TF32 off) | torch vs CPU target | oflow step (ms) | torch step (ms) | oflow device MiB | torch MiB |")
-    L.append("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    L.append("| example | status | steps | oflow loss first → last | vs CPU target | vs torch (same device, fp32, TF32 off) | torch vs CPU target | oflow step (ms) | oflow step, --no-cuda-graph (ms) | graph vs no graph | torch step (ms) | oflow device MiB | torch MiB |")
+    L.append("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     loss_goal = []
     for ex in sorted(b.get("examples", {})):
         r = read_result(res, "example-" + ex)
@@ -617,12 +632,15 @@ def cmd_report(a):
             st += " (missing: %s)" % ", ".join(missing)
         r = r or {}
         ol = r.get("oflow_losses")
-        L.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        L.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             ex, st, r.get("steps", "?"),
             "%.5f → %.5f" % (ol[0], ol[-1]) if ol else "n/a",
             fmt_rel(r.get("rel_vs_cpu")), fmt_rel(r.get("rel_vs_torch")),
             fmt_rel(r.get("torch_rel_vs_cpu")),
             "%.3f" % (1e3 * r["oflow_step_s"]) if r.get("oflow_step_s") is not None else "n/a",
+            "%.3f" % (1e3 * r["oflow_nograph_step_s"])
+            if r.get("oflow_nograph_step_s") is not None else r.get("oflow_nograph_error", "n/a"),
+            fmt_rel(r.get("graph_vs_nograph")),
             "%.3f" % (1e3 * r["torch_step_s"]) if r.get("torch_step_s") is not None else "n/a",
             fmt_bytes(r.get("oflow_device_bytes"), 2 ** 20, 1),
             fmt_bytes(r.get("torch_peak_bytes"), 2 ** 20, 1)))

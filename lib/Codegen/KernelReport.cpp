@@ -910,6 +910,20 @@ std::vector<EntryReport> analyzeProgram(ModuleOp module, const DeviceProfile &de
       continue;
     EntryReport e;
     e.entry = fn.getName().str();
+    // What keeps the runtime from replaying the entry from a CUDA graph.
+    fn.walk([&](Operation *op) {
+      auto call = dyn_cast<func::CallOp>(op);
+      if (call && (call.getCallee().starts_with("oflow_rt_all_") ||
+                   call.getCallee() == "oflow_rt_reduce_scatter"))
+        e.eagerReason = "collectives";
+      else if (isa<gpu::AllocOp, gpu::DeallocOp>(op))
+        e.eagerReason = "device allocations";
+      return e.eagerReason.empty() ? WalkResult::advance() : WalkResult::interrupt();
+    });
+    e.cudaGraph = e.eagerReason.empty();
+    DeviceProfile d = device;
+    if (e.cudaGraph)
+      d.launchSeconds = device.graphLaunchSeconds;
     fn.walk([&](Operation *op) {
       std::optional<KernelCost> cost;
       if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
@@ -925,12 +939,12 @@ std::vector<EntryReport> analyzeProgram(ModuleOp module, const DeviceProfile &de
         std::array<int64_t, 3> block = launchDims(launch.getBlockSizeOperandValues());
         if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2])
           grid = block = {0, 0, 0};
-        cost = analyzeKernel(kernel, device, grid, block);
+        cost = analyzeKernel(kernel, d, grid, block);
         ++e.generated;
       } else if (auto call = dyn_cast<func::CallOp>(op)) {
-        cost = gemmCost(call, device);
+        cost = gemmCost(call, d);
         if (!cost)
-          cost = collectiveCost(call, device);
+          cost = collectiveCost(call, d);
         if (cost)
           ++e.library;
       }
@@ -978,6 +992,10 @@ std::string formatKernelReport(const std::vector<EntryReport> &entries,
                         e.entry, e.launches.size(), e.generated, e.library,
                         human(e.hbmBytes, "B"), human(e.flops, "FLOP"),
                         microseconds(e.seconds));
+    os << (e.cudaGraph ? llvm::formatv(", replayed from a CUDA graph ({0} us per launch)",
+                                       microseconds(device.graphLaunchSeconds))
+                             .str()
+                       : ", launched one by one (" + e.eagerReason + ")");
     if (e.checkingOnly)
       os << llvm::formatv(" (+{0} poisoning kernels with --check-memory)",
                           e.checkingOnly);
@@ -1027,6 +1045,7 @@ std::string kernelReportJson(const std::vector<EntryReport> &entries,
                                       {"generated_kernels", e.generated},
                                       {"checking_mode_kernels", e.checkingOnly},
                                       {"library_calls", e.library},
+                                      {"cuda_graph", e.cudaGraph},
                                       {"hbm_bytes", e.hbmBytes},
                                       {"flops", e.flops},
                                       {"predicted_s", e.seconds},

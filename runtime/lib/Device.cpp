@@ -24,12 +24,16 @@ ByteRanges mergeRanges(ByteRanges r, int64_t mergeGap) {
   return out;
 }
 
-DeviceOptions deviceOptions(bool allowTf32Flag) {
+DeviceOptions deviceOptions(bool allowTf32Flag, bool noCudaGraphFlag) {
   DeviceOptions o;
   const char *env = std::getenv("OFLOW_ALLOW_TF32");
   o.allowTf32 = allowTf32Flag ||
                 (env && (!std::strcmp(env, "1") || !std::strcmp(env, "true") ||
                          !std::strcmp(env, "yes")));
+  const char *graphs = std::getenv("OFLOW_CUDA_GRAPH");
+  o.cudaGraphs = !noCudaGraphFlag &&
+                 !(graphs && (!std::strcmp(graphs, "0") || !std::strcmp(graphs, "false") ||
+                              !std::strcmp(graphs, "no")));
   return o;
 }
 

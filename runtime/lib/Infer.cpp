@@ -38,7 +38,7 @@ int runInfer(Program &p, const std::string &exe, int argc, char **argv) {
   p.requireEntry("infer", "inference");
   if (o.threads)
     oflow_rt_set_threads(o.threads);
-  p.setDeviceOptions(deviceOptions(o.allowTf32));
+  p.setDeviceOptions(deviceOptions(o.allowTf32, o.noCudaGraph));
   p.loadWeightsFile(o.weights);
 
   std::vector<NamedFile> files = o.inputs;

@@ -129,6 +129,7 @@ TrainOptions parseTrainOptions(int argc, char **argv) {
     }
     else if (a == "--threads") o.threads = static_cast<int>(parseCount(a, r.value(a), 1, 4096));
     else if (a == "--allow-tf32") { r.noValue(a); o.allowTf32 = true; }
+    else if (a == "--no-cuda-graph") { r.noValue(a); o.noCudaGraph = true; }
     else if (a == "--help" || a == "-h") { r.noValue(a); o.help = true; }
     else if (a.rfind("-", 0) == 0) throw usageError("unknown option '" + a + "' (see --help)");
     else throw usageError("unexpected argument '" + a + "' (see --help)");
@@ -156,6 +157,7 @@ InferOptions parseInferOptions(int argc, char **argv) {
     else if (a == "--weights") o.weights = r.value(a);
     else if (a == "--threads") o.threads = static_cast<int>(parseCount(a, r.value(a), 1, 4096));
     else if (a == "--allow-tf32") { r.noValue(a); o.allowTf32 = true; }
+    else if (a == "--no-cuda-graph") { r.noValue(a); o.noCudaGraph = true; }
     else if (a == "--output-format") {
       o.format = r.value(a);
       if (o.format != "npy" && o.format != "pb")
@@ -209,6 +211,9 @@ std::string trainHelp(const std::string &exe, const Manifest &m) {
       "  --threads N               BLAS threads (default: OpenBLAS's choice)\n"
       "  --allow-tf32              CUDA: f32 GEMMs on TF32 tensor cores (faster,\n"
       "                            less exact; also OFLOW_ALLOW_TF32=1); CPU: no effect\n"
+      "  --no-cuda-graph           CUDA: launch every kernel from the host instead of\n"
+      "                            replaying each entry from a CUDA graph after two\n"
+      "                            identical calls (debugging; also OFLOW_CUDA_GRAPH=0)\n"
       "  --help                    this text\n\ninputs:\n";
   for (const InputRecord &in : m.inputs)
     h += "  " + slotText(in) + "  synthetic: " +
@@ -246,6 +251,9 @@ std::string inferHelp(const std::string &exe, const Manifest &m) {
       "  --threads N               BLAS threads (default: OpenBLAS's choice)\n"
       "  --allow-tf32              CUDA: f32 GEMMs on TF32 tensor cores (faster,\n"
       "                            less exact; also OFLOW_ALLOW_TF32=1); CPU: no effect\n"
+      "  --no-cuda-graph           CUDA: launch every kernel from the host instead of\n"
+      "                            replaying each entry from a CUDA graph after two\n"
+      "                            identical calls (debugging; also OFLOW_CUDA_GRAPH=0)\n"
       "  --help                    this text\n\ninputs:\n";
   for (const InputRecord &in : m.inputs)
     h += "  " + slotText(in) + "\n";

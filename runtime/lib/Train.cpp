@@ -179,7 +179,7 @@ int Trainer::run() {
                 "; training on inputs needs at least one row per step");
   if (o.threads)
     oflow_rt_set_threads(o.threads);
-  p.setDeviceOptions(deviceOptions(o.allowTf32));
+  p.setDeviceOptions(deviceOptions(o.allowTf32, o.noCudaGraph));
 
   // Everything below is checked before the first step.
   const ScalarRecord *lrScalar = m.findScalar("lr");

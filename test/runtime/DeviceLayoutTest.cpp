@@ -58,6 +58,15 @@ TEST(Device, DeviceOptionsFromFlagAndEnvironment) {
   setenv("OFLOW_ALLOW_TF32", "0", 1);
   EXPECT_FALSE(deviceOptions(false).allowTf32);
   unsetenv("OFLOW_ALLOW_TF32");
+
+  unsetenv("OFLOW_CUDA_GRAPH");
+  EXPECT_TRUE(deviceOptions(false).cudaGraphs);
+  EXPECT_FALSE(deviceOptions(false, /*noCudaGraphFlag=*/true).cudaGraphs);
+  setenv("OFLOW_CUDA_GRAPH", "0", 1);
+  EXPECT_FALSE(deviceOptions(false).cudaGraphs);
+  setenv("OFLOW_CUDA_GRAPH", "1", 1);
+  EXPECT_TRUE(deviceOptions(false).cudaGraphs);
+  unsetenv("OFLOW_CUDA_GRAPH");
 }
 
 namespace {

@@ -32,7 +32,8 @@ TEST(Options, ParsesTrainFlags) {
   TrainOptions o = train({"--steps", "20", "--lr=0.5", "--data", "x=a.npy", "y=b.npy",
                           "--data=z=c.npy", "--shuffle", "--seed", "3", "--save", "ck",
                           "--save-every", "5", "--eval-data", "x=e.npy", "--eval-every=2",
-                          "--log-json", "l.json", "--check-memory", "--threads", "2"});
+                          "--log-json", "l.json", "--check-memory", "--threads", "2",
+                          "--no-cuda-graph"});
   EXPECT_EQ(o.steps, 20);
   EXPECT_DOUBLE_EQ(*o.lr, 0.5);
   ASSERT_EQ(o.data.size(), 3u);
@@ -46,7 +47,9 @@ TEST(Options, ParsesTrainFlags) {
   EXPECT_EQ(o.logJson, "l.json");
   EXPECT_TRUE(o.checkMemory);
   EXPECT_EQ(o.threads, 2);
+  EXPECT_TRUE(o.noCudaGraph);
   EXPECT_EQ(train({}).steps, 100);
+  EXPECT_FALSE(train({}).noCudaGraph);
 }
 
 TEST(Options, RejectsBadTrainFlagsWithExit2) {
@@ -68,6 +71,7 @@ TEST(Options, RejectsBadTrainFlagsWithExit2) {
       {{"--save-every", "0", "--save", "d"}, "--save-every wants an integer >= 1"},
       {{"--eval-every", "2"}, "--eval-every needs --eval-data"},
       {{"--shuffle=yes"}, "--shuffle takes no value"},
+      {{"--no-cuda-graph=1"}, "--no-cuda-graph takes no value"},
       {{"stray"}, "unexpected argument 'stray'"},
       {{"--threads", "0"}, "--threads wants an integer >= 1"},
       {{"--threads", "99999"}, "--threads wants an integer >= 1 and <= 4096"},
@@ -85,8 +89,10 @@ TEST(Options, ParsesInferFlags) {
   EXPECT_EQ(o.positional, (std::vector<std::string>{"input_0.pb", "input_1.npy"}));
   EXPECT_EQ(o.outputDir, "out");
   EXPECT_EQ(o.format, "pb");
-  o = infer({"--input", "x=a.npy", "--output-dir=o"});
+  EXPECT_FALSE(o.noCudaGraph);
+  o = infer({"--input", "x=a.npy", "--output-dir=o", "--no-cuda-graph"});
   ASSERT_EQ(o.inputs.size(), 1u);
+  EXPECT_TRUE(o.noCudaGraph);
   EXPECT_EQ(o.format, "npy");
   expectError([&] { infer({"a.pb"}); }, "--output-dir DIR is required", 2);
   expectError([&] { infer({"--output-dir", "o", "--output-format", "csv"}); },

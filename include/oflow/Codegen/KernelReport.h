@@ -66,6 +66,11 @@ struct EntryReport {
   /// Kernels launched only with --check-memory (poisoning dead buffers):
   /// not in `launches` nor in the totals.
   int64_t checkingOnly = 0;
+  /// Whether the runtime replays the entry from a CUDA graph (launches at
+  /// the profile's graph_launch_s), and if not, why: the runtime launches
+  /// collectives and allocations eagerly (runtime/lib/GraphReplay.h).
+  bool cudaGraph = true;
+  std::string eagerReason;
 };
 
 /// The cost of one outlined kernel launched with `grid` x `block` (its

@@ -53,9 +53,13 @@ ByteRanges mergeRanges(ByteRanges r, int64_t mergeGap);
 /// Device-specific run-time options (command line / environment).
 struct DeviceOptions {
   bool allowTf32 = false; // --allow-tf32 or OFLOW_ALLOW_TF32=1 (CUDA only)
+  /// Replay each entry's launches from a CUDA graph once two calls have
+  /// enqueued the same work (runtime/lib/GraphReplay.h); off with
+  /// --no-cuda-graph or OFLOW_CUDA_GRAPH=0 (CUDA only).
+  bool cudaGraphs = true;
 };
 /// The options from the command line's flags and the environment.
-DeviceOptions deviceOptions(bool allowTf32Flag);
+DeviceOptions deviceOptions(bool allowTf32Flag, bool noCudaGraphFlag = false);
 
 class Device {
 public:

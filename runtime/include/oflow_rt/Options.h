@@ -30,6 +30,7 @@ struct TrainOptions {
   std::optional<double> checkGradients;
   int threads = 0; // --threads N for BLAS; 0: OpenBLAS's default
   bool allowTf32 = false; // --allow-tf32 (CUDA executables)
+  bool noCudaGraph = false; // --no-cuda-graph (CUDA executables)
   bool help = false;
 };
 
@@ -41,6 +42,7 @@ struct InferOptions {
   std::string weights;
   int threads = 0;
   bool allowTf32 = false;
+  bool noCudaGraph = false;
   bool help = false;
 };
 

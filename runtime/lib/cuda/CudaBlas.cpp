@@ -13,11 +13,13 @@
 // compute stream.
 //
 //===----------------------------------------------------------------------===//
+#include "../GraphReplay.h"
 #include "CudaContext.h"
 #include "Profile.h"
 #include "oflow_rt/abi.h"
 
 #include <array>
+#include <cstring>
 #include <map>
 
 namespace oflow_rt::cuda {
@@ -165,6 +167,16 @@ void gemm(int64_t dtype, int64_t batch, int64_t ta, int64_t tb, int64_t m,
   bool lowp = dtype != OFLOW_DT_F32;
   const char *caller = lowp ? "oflow_rt_gemm_lowp" : "oflow_rt_sgemm";
   Context &ctx = context(caller);
+  if (LaunchTrace *t = LaunchTrace::active()) {
+    uint32_t alphaBits, betaBits;
+    std::memcpy(&alphaBits, &alpha, 4);
+    std::memcpy(&betaBits, &beta, 4);
+    int64_t args[18] = {dtype, batch, ta, tb, m, n, k, alphaBits,
+                        reinterpret_cast<int64_t>(a), lda, sa,
+                        reinterpret_cast<int64_t>(b), ldb, sb, betaBits,
+                        reinterpret_cast<int64_t>(c), ldc, sc};
+    t->add("gemm", args, sizeof args);
+  }
   if (m <= 0 || n <= 0 || batch <= 0)
     return;
   if (k <= 0) { // C = beta * C: only beta 0 and 1 occur

@@ -15,8 +15,13 @@
 #include <nccl.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+namespace oflow_rt {
+class GraphBackend;
+}
 
 namespace oflow_rt::cuda {
 
@@ -69,6 +74,9 @@ void require(cudaError_t e, const char *call);
 /// oflow_rt::Error when the GPU is out of memory.
 void *allocate(size_t bytes, const char *what);
 void release(void *p, size_t bytes);
+
+/// GraphReplay's backend on `stream`: capture, instantiate, launch.
+std::unique_ptr<GraphBackend> cudaGraphs(cudaStream_t stream);
 
 } // namespace oflow_rt::cuda
 

@@ -11,8 +11,10 @@
 // host reads it (checkpoint, export).
 //
 //===----------------------------------------------------------------------===//
+#include "../GraphReplay.h"
 #include "../MpiWorld.h"
 #include "CudaContext.h"
+#include "Profile.h"
 #include "oflow_rt/Device.h"
 #include "oflow_rt/Error.h"
 #include "oflow_rt/Program.h"
@@ -22,6 +24,7 @@
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <memory>
 
 namespace oflow_rt {
 namespace cuda {
@@ -156,7 +159,10 @@ public:
   ~CudaDevice() override;
   const char *kind() const override { return "cuda"; }
   void start(const Manifest &m, AlignedBuffer &s, AlignedBuffer &i) override;
-  void setOptions(const DeviceOptions &o) override { ctx.allowTf32 = o.allowTf32; }
+  void setOptions(const DeviceOptions &o) override {
+    ctx.allowTf32 = o.allowTf32;
+    useGraphs = o.cudaGraphs;
+  }
   void hostStateChanged() override { hostStateNewer = true; }
   void syncStateToHost() override;
   void call(EntryFn fn, const std::string &entry) override;
@@ -176,6 +182,12 @@ private:
   bool hostStateNewer = true, deviceStateNewer = false;
   bool pinnedState = false, pinnedIo = false;
   std::map<std::string, IoTransfers> transfers;
+  bool useGraphs = true;
+  struct Graph {
+    std::unique_ptr<EntryGraph> calls;
+    bool noted = false; // the note saying why it stays eager was printed
+  };
+  std::map<std::string, Graph> graphs;
 };
 
 void CudaDevice::selectGpu() {
@@ -350,8 +362,25 @@ void CudaDevice::call(EntryFn fn, const std::string &entry) {
   for (const auto &[off, bytes] : it->second.toDevice)
     copy(io.aligned + off, hostIo->data() + off, bytes, cudaMemcpyHostToDevice,
          "io inputs to the GPU");
-  oflow_buffer s = state, i = io, a = arena; // the callee may not change ours
-  fn(&s, &i, &a);
+  Graph &g = graphs[entry];
+  if (!g.calls) {
+    const char *off = !useGraphs  ? "--no-cuda-graph"
+                      : profiling() ? "OFLOW_CUDA_PROFILE times each launch"
+                                    : nullptr;
+    g.calls = std::make_unique<EntryGraph>(cudaGraphs(ctx.stream), !off, off ? off : "");
+    g.noted = off != nullptr; // the user's choice needs no note
+  }
+  g.calls->call([&] {
+    oflow_buffer s = state, i = io, a = arena; // the callee may not change ours
+    fn(&s, &i, &a);
+  });
+  if (!g.noted && !g.calls->eagerReason().empty()) {
+    g.noted = true;
+    if (isRoot())
+      std::fprintf(stderr, "note: the %s entry launches its kernels one by one, not from a "
+                           "CUDA graph: %s\n",
+                   entry.c_str(), g.calls->eagerReason().c_str());
+  }
   for (const auto &[off, bytes] : it->second.toHost)
     copy(hostIo->data() + off, io.aligned + off, bytes, cudaMemcpyDeviceToHost,
          "io outputs to the host");
@@ -370,6 +399,10 @@ void CudaDevice::poisonArena() {
 
 std::string CudaDevice::jsonFields() {
   std::string r = ", \"device_bytes\": " + std::to_string(ctx.peakBytes);
+  int64_t replays = 0;
+  for (const auto &[entry, g] : graphs)
+    replays += g.calls ? g.calls->replays() : 0;
+  r += ", \"cuda_graph_replays\": " + std::to_string(replays);
   size_t freeBytes = 0, totalBytes = 0;
   if (cudaMemGetInfo(&freeBytes, &totalBytes) == cudaSuccess)
     r += ", \"device_used_bytes\": " + std::to_string(totalBytes - freeBytes);

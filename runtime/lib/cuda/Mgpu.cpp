@@ -20,6 +20,7 @@
 //   a null stream anywhere means the compute stream as well.
 //
 //===----------------------------------------------------------------------===//
+#include "../GraphReplay.h"
 #include "../ModuleRegistry.h"
 #include "CudaContext.h"
 #include "Profile.h"
@@ -27,8 +28,10 @@
 
 #include <cuda.h> // driver types only (no libcuda link)
 
+#include <cstring>
 #include <map>
 #include <mutex>
+#include <vector>
 #include <stdexcept>
 
 using namespace oflow_rt;
@@ -37,6 +40,38 @@ using namespace oflow_rt::cuda;
 namespace {
 cudaStream_t streamOf(Context &ctx, void *stream) {
   return stream ? static_cast<cudaStream_t>(stream) : ctx.stream;
+}
+
+/// Records a launch into the trace being recorded (GraphReplay.h): the
+/// kernel, its shape and every parameter's bytes (sizes from
+/// cudaFuncGetParamInfo, cached per kernel).
+void traceLaunch(LaunchTrace &trace, const void *fn, const intptr_t dims[6], int32_t smem,
+                 void **params, size_t count) {
+  static std::map<const void *, std::vector<size_t>> *sizes =
+      new std::map<const void *, std::vector<size_t>>;
+  auto [it, fresh] = sizes->try_emplace(fn);
+  if (fresh) {
+    for (size_t i = 0; i < count; ++i) {
+      size_t offset = 0, size = 0;
+      if (cudaFuncGetParamInfo(fn, i, &offset, &size) != cudaSuccess) {
+        cudaGetLastError();
+        it->second.clear();
+        break;
+      }
+      it->second.push_back(size);
+    }
+  }
+  if (it->second.size() != count) {
+    trace.addUncapturable("the driver cannot tell the parameter sizes of kernel " +
+                          std::string(kernelName(fn)) + " (cudaFuncGetParamInfo)");
+    return;
+  }
+  std::string bytes(reinterpret_cast<const char *>(&fn), sizeof fn);
+  bytes.append(reinterpret_cast<const char *>(dims), 6 * sizeof(intptr_t));
+  bytes.append(reinterpret_cast<const char *>(&smem), sizeof smem);
+  for (size_t i = 0; i < count; ++i)
+    bytes.append(static_cast<const char *>(params[i]), it->second[i]);
+  trace.add("kernel", bytes.data(), bytes.size());
 }
 
 std::string loadHint(const Context &ctx, cudaError_t e) {
@@ -157,6 +192,7 @@ void mgpuStreamSynchronize(void *stream) {
   Context &ctx = context("mgpuStreamSynchronize");
   if (!stream || stream == ctx.stream)
     return; // the runtime synchronizes after the entry call
+  noteUncapturable("mgpuStreamSynchronize of another stream");
   check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)),
         "cudaStreamSynchronize (mgpuStreamSynchronize)");
 }
@@ -164,7 +200,7 @@ void mgpuStreamSynchronize(void *stream) {
 void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                       intptr_t gridZ, intptr_t blockX, intptr_t blockY,
                       intptr_t blockZ, int32_t smem, void *stream,
-                      void **params, void **extra, size_t /*paramsCount*/) {
+                      void **params, void **extra, size_t paramsCount) {
   Context &ctx = context("mgpuLaunchKernel");
   if (extra)
     fatal("mgpuLaunchKernel: kernel parameters through `extra` are not "
@@ -185,6 +221,10 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
       have = smem;
     }
   }
+  if (LaunchTrace *t = LaunchTrace::active()) {
+    intptr_t dims[6] = {gridX, gridY, gridZ, blockX, blockY, blockZ};
+    traceLaunch(*t, fn, dims, smem, params, paramsCount);
+  }
   std::string label;
   if (profiling())
     label = std::string(kernelName(fn)) + " <<<" + std::to_string(gridX * gridY * gridZ) +
@@ -199,6 +239,7 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/, bool isHostShared) {
   Context &ctx = context("mgpuMemAlloc");
   if (sizeBytes == 0)
     return nullptr;
+  noteUncapturable("an allocation (mgpuMemAlloc)");
   void *p = nullptr;
   if (isHostShared) {
     // Managed memory is visible to the host: finish the stream's work first.
@@ -224,6 +265,7 @@ void mgpuMemFree(void *ptr, void * /*stream*/) {
   if (!ptr)
     return;
   Context &ctx = context("mgpuMemFree");
+  noteUncapturable("a free (mgpuMemFree), which waits for the stream");
   // cudaFree waits for the device; the memory may still be in use by work
   // already enqueued on the compute stream otherwise.
   check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize (mgpuMemFree)");
@@ -241,12 +283,20 @@ void mgpuMemFree(void *ptr, void * /*stream*/) {
 
 void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream) {
   Context &ctx = context("mgpuMemcpy");
+  if (LaunchTrace *t = LaunchTrace::active()) {
+    const void *args[3] = {dst, src, reinterpret_cast<const void *>(sizeBytes)};
+    t->add("memcpy", args, sizeof args);
+  }
   check(cudaMemcpyAsync(dst, src, sizeBytes, cudaMemcpyDefault, streamOf(ctx, stream)),
         "cudaMemcpyAsync (mgpuMemcpy)");
 }
 
 void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream) {
   Context &ctx = context("mgpuMemset32");
+  if (LaunchTrace *t = LaunchTrace::active()) {
+    uint64_t args[3] = {reinterpret_cast<uint64_t>(dst), value, count};
+    t->add("memset32", args, sizeof args);
+  }
   using Fn = CUresult (*)(CUdeviceptr, unsigned int, size_t, CUstream);
   static Fn fn = driverEntry<Fn>("cuMemsetD32Async");
   CUresult r = fn(reinterpret_cast<CUdeviceptr>(dst), value, count,
@@ -257,6 +307,10 @@ void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream) {
 
 void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream) {
   Context &ctx = context("mgpuMemset16");
+  if (LaunchTrace *t = LaunchTrace::active()) {
+    uint64_t args[3] = {reinterpret_cast<uint64_t>(dst), value, count};
+    t->add("memset16", args, sizeof args);
+  }
   using Fn = CUresult (*)(CUdeviceptr, unsigned short, size_t, CUstream);
   static Fn fn = driverEntry<Fn>("cuMemsetD16Async");
   CUresult r = fn(reinterpret_cast<CUdeviceptr>(dst), value, count,
@@ -269,6 +323,7 @@ void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream) {
 // plain stream-ordered markers).
 void *mgpuEventCreate() {
   context("mgpuEventCreate");
+  noteUncapturable("an event (mgpuEventCreate)");
   cudaEvent_t e = nullptr;
   check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
   return e;
@@ -279,6 +334,7 @@ void mgpuEventDestroy(void *event) {
 }
 
 void mgpuEventSynchronize(void *event) {
+  noteUncapturable("mgpuEventSynchronize");
   check(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize");
 }
 

@@ -20,6 +20,7 @@
 // Prints one line per check; exits 1 on the first failure.
 //
 //===----------------------------------------------------------------------===//
+#include "../../../runtime/lib/GraphReplay.h"
 #include "../../../runtime/lib/HalfFloat.h"
 #include "../../../runtime/lib/cuda/CudaContext.h"
 #include "oflow_rt/Distributed.h"
@@ -177,6 +178,55 @@ void checkProgram(Program &p) {
   expect(json.find("\"device_bytes\": ") != std::string::npos,
          "device_bytes in the JSON fields: " + json);
   std::printf("ok: device buffers and mgpu* launch (%s)\n", json.c_str());
+}
+
+// An entry's launches replayed from a CUDA graph (runtime/lib/GraphReplay.h)
+// on this GPU: five calls of add_twice (state += x, out = 2 state), the
+// third captured, the last two replayed, give the numbers of five eager
+// calls; a call whose kernel parameter changes is not replayed.
+void checkGraphReplay() {
+  cuda::Context &ctx = cuda::context("check");
+  std::vector<float> state = {1, 2, 3, 4}, x = {10, 20, 30, 40}, out(4);
+  float *dState = nullptr, *dX = nullptr, *dOut = nullptr;
+  cuda::check(cudaMalloc(&dState, 16), "cudaMalloc");
+  cuda::check(cudaMalloc(&dX, 16), "cudaMalloc");
+  cuda::check(cudaMalloc(&dOut, 16), "cudaMalloc");
+  cuda::check(cudaMemcpy(dState, state.data(), 16, cudaMemcpyHostToDevice), "cudaMemcpy");
+  cuda::check(cudaMemcpy(dX, x.data(), 16, cudaMemcpyHostToDevice), "cudaMemcpy");
+  void *f = mgpuModuleGetFunction(gBlobModule, "add_twice");
+  uint32_t n = 4;
+  auto step = [&] {
+    void *s = dState, *px = dX, *po = dOut;
+    void *params[] = {&s, &px, &po, &n};
+    mgpuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr, 4);
+  };
+  EntryGraph g(cuda::cudaGraphs(ctx.stream), true);
+  for (int call = 1; call <= 5; ++call)
+    g.call(step);
+  cuda::check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");
+  cuda::check(cudaMemcpy(state.data(), dState, 16, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  cuda::check(cudaMemcpy(out.data(), dOut, 16, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  bool ok = g.replaying() && g.replays() == 3;
+  for (int i = 0; i < 4; ++i)
+    ok &= state[i] == (i + 1) + 5 * x[i] && out[i] == 2 * state[i];
+  expect(ok, "graph replay: 5 calls (2 eager, 1 captured, 2 replayed) = 5 eager calls; " +
+                 g.eagerReason());
+  // The element count changes on call 2: eager from then on, numbers right.
+  EntryGraph h(cuda::cudaGraphs(ctx.stream), true);
+  for (int call = 1; call <= 4; ++call) {
+    n = call == 2 ? 2 : 4;
+    h.call(step);
+  }
+  cuda::check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");
+  cuda::check(cudaMemcpy(out.data(), dState, 16, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  ok = !h.replaying() && !h.eagerReason().empty();
+  for (int i = 0; i < 4; ++i)
+    ok &= out[i] == state[i] + (i < 2 ? 4 : 3) * x[i];
+  expect(ok, "graph replay: a changed parameter keeps the entry eager (" + h.eagerReason() + ")");
+  cudaFree(dState);
+  cudaFree(dX);
+  cudaFree(dOut);
+  std::printf("ok: CUDA graph capture and replay\n");
 }
 
 // C = alpha op(A) op(B) + beta C, row-major, in double.
@@ -556,6 +606,8 @@ int main(int argc, char **argv) {
   try {
     Program p(argc > 0 ? argv[0] : "oflow-cuda-runtime-check");
     checkProgram(p);
+    if (gFailures == 0)
+      checkGraphReplay();
     if (gFailures == 0) {
       checkGemm(false);
       checkGemm(true);
