@@ -27,7 +27,7 @@
 // are re-associated, as every GPU library's and PyTorch's reductions are.
 //
 //===----------------------------------------------------------------------===//
-#include "GpuKernels.h"
+#include "../GPU/GpuKernels.h"
 #include "oflow/Codegen/Passes.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
