@@ -247,6 +247,25 @@ func.func @nested_shuffle(%buf: memref<64xf32>, %c: i1) {
 
 // -----
 
+// The stream's memset (checking mode's poisoning) is a host loop storing
+// the value; the waits that order it go.
+// CHECK-LABEL: func.func @memset
+//   CHECK-NOT: gpu.wait
+//       CHECK: %[[N:.*]] = memref.dim %{{.*}}, %{{.*}} : memref<16xi32>
+//       CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[N]]
+//       CHECK:   memref.store %{{.*}}, %{{.*}}[%[[I]]] : memref<16xi32>
+//   CHECK-NOT: gpu.
+//       CHECK: return
+func.func @memset(%buf: memref<16xi32>) {
+  %ones = arith.constant -1 : i32
+  %t0 = gpu.wait async
+  %t1 = gpu.memset async [%t0] %buf, %ones : memref<16xi32>, i32
+  gpu.wait [%t1]
+  return
+}
+
+// -----
+
 func.func @subgroup(%buf: memref<64xf32>) {
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index

@@ -143,6 +143,8 @@ func.func @poison(%io: memref<?xi8>, %arena: memref<?xi8>) {
 // The GPU targets ask the runtime for the flag (oflow-plan-memory{host-flag}):
 // a host condition, so the scf.if stays on the host and its fill launches
 // only when the flag is set (named _check<N>, apart from the step's kernels).
+// A fill of 32- or 16-bit words becomes the stream's memset (no kernel);
+// one of bytes (a buffer whose size is not a multiple of 4) stays a kernel.
 func.func private @oflow_rt_check_memory() -> i8
 func.func @host_poison(%arena: memref<?xi8>) {
   %c0 = arith.constant 0 : index
@@ -158,6 +160,13 @@ func.func @host_poison(%arena: memref<?xi8>) {
       memref.store %c-1_i8, %bytes[%i] : memref<64xi8>
       scf.reduce
     }
+    %c16 = arith.constant 16 : index
+    %c-1_i32 = arith.constant -1 : i32
+    %words = memref.view %arena[%c64][] : memref<?xi8> to memref<16xi32>
+    scf.parallel (%i) = (%c0) to (%c16) step (%c1) {
+      memref.store %c-1_i32, %words[%i] : memref<16xi32>
+      scf.reduce
+    }
   }
   return
 }
@@ -169,6 +178,11 @@ func.func @host_poison(%arena: memref<?xi8>) {
 // CHECK: gpu.launch {{.*}} function(@host_poison_check0)
 // CHECK-NOT: scf.if
 // CHECK: memref.store %{{.*}} : memref<64xi8>
+// CHECK: %[[W:.*]] = memref.view %{{.*}} to memref<16xi32>
+// CHECK: %[[T0:.*]] = gpu.wait async
+// CHECK: %[[T1:.*]] = gpu.memset async [%[[T0]]] %[[W]], %{{.*}} : memref<16xi32>, i32
+// CHECK: gpu.wait [%[[T1]]]
+// CHECK-NOT: gpu.launch
 // CHECK: return
 
 // -----

@@ -63,8 +63,8 @@ struct EntryReport {
   std::vector<KernelCost> launches;
   double hbmBytes = 0, flops = 0, seconds = 0;
   int64_t generated = 0, library = 0;
-  /// Kernels launched only with --check-memory (poisoning dead buffers):
-  /// not in `launches` nor in the totals.
+  /// Kernels and memsets launched only with --check-memory (poisoning dead
+  /// buffers): not in `launches` nor in the totals.
   int64_t checkingOnly = 0;
   /// Whether the runtime replays the entry from a CUDA graph (launches at
   /// the profile's graph_launch_s), and if not, why: the runtime launches

@@ -471,6 +471,24 @@ LogicalResult emulateOne(gpu::LaunchOp launch) {
   return success();
 }
 
+/// A `gpu.memset` (the stream's memset, between `gpu.wait`s that order it)
+/// as a host loop storing its value; the waits go.
+LogicalResult emulateMemset(gpu::MemsetOp memset) {
+  auto type = cast<MemRefType>(memset.getDst().getType());
+  if (type.getRank() != 1)
+    return memset.emitError("oflow-emulate-gpu-launches: only 1-D gpu.memset is emulated");
+  OpBuilder b(memset);
+  Location loc = memset.getLoc();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value size = memref::DimOp::create(b, loc, memset.getDst(), 0);
+  auto loop = scf::ForOp::create(b, loc, zero, size, one);
+  b.setInsertionPointToStart(loop.getBody());
+  memref::StoreOp::create(b, loc, memset.getValue(), memset.getDst(),
+                          ValueRange{loop.getInductionVar()});
+  return success();
+}
+
 struct EmulateGpuLaunchesPass
     : impl::EmulateGpuLaunchesBase<EmulateGpuLaunchesPass> {
   void runOnOperation() override {
@@ -479,6 +497,29 @@ struct EmulateGpuLaunchesPass
     for (gpu::LaunchOp launch : launches)
       if (failed(emulate(launch)))
         return signalPassFailure();
+    SmallVector<gpu::MemsetOp> memsets;
+    getOperation().walk([&](gpu::MemsetOp memset) { memsets.push_back(memset); });
+    for (gpu::MemsetOp memset : memsets)
+      if (failed(emulateMemset(memset)))
+        return signalPassFailure();
+    // Waits, then the memsets their tokens order, then the waits that
+    // start the chains (a token's users go before it).
+    SmallVector<gpu::WaitOp> starts, ends;
+    getOperation().walk([&](gpu::WaitOp wait) {
+      (wait.getAsyncToken() ? starts : ends).push_back(wait);
+    });
+    for (gpu::WaitOp wait : ends)
+      wait.erase();
+    for (gpu::MemsetOp memset : memsets)
+      memset.erase();
+    for (gpu::WaitOp wait : starts) {
+      if (!wait.getAsyncToken().use_empty()) {
+        wait.emitError("oflow-emulate-gpu-launches: an async token used by other "
+                       "than a memset");
+        return signalPassFailure();
+      }
+      wait.erase();
+    }
   }
 };
 

@@ -308,6 +308,42 @@ struct FormGpuKernelsPass : impl::FormGpuKernelsBase<FormGpuKernelsPass> {
     return createKernelLaunch(b, loc, name, grid, block);
   }
 
+  /// Checking mode's poisoning of a dead buffer (a 1-D loop storing one
+  /// 16- or 32-bit constant into each element of a contiguous buffer) as a
+  /// `gpu.memset`: the runtime's cuMemsetD16/D32Async on the compute stream
+  /// instead of a generated kernel (thousands of them on a big model, a
+  /// third of its PTX). True when `par` was replaced.
+  static bool memsetParallel(scf::ParallelOp par) {
+    if (par.getNumLoops() != 1 || par.getNumResults() ||
+        getConstantIntValue(par.getLowerBound()[0]) != 0 ||
+        getConstantIntValue(par.getStep()[0]) != 1)
+      return false;
+    Block *body = par.getBody();
+    if (body->getOperations().size() != 2) // the store and the terminator
+      return false;
+    auto store = dyn_cast<memref::StoreOp>(body->front());
+    if (!store || store.getIndices().size() != 1 ||
+        store.getIndices()[0] != par.getInductionVars()[0])
+      return false;
+    auto type = cast<MemRefType>(store.getMemRef().getType());
+    unsigned width = type.getElementType().getIntOrFloatBitWidth();
+    Value value = store.getValueToStore();
+    if ((width != 16 && width != 32) || !type.getLayout().isIdentity() ||
+        type.getShape() != ArrayRef<int64_t>{getConstantIntValue(par.getUpperBound()[0])
+                                                 .value_or(ShapedType::kDynamic)} ||
+        !par.isDefinedOutsideOfLoop(value) || !par.isDefinedOutsideOfLoop(store.getMemRef()))
+      return false;
+    OpBuilder b(par);
+    Location loc = par.getLoc();
+    Type token = gpu::AsyncTokenType::get(b.getContext());
+    Value start = gpu::WaitOp::create(b, loc, token, ValueRange{}).getAsyncToken();
+    auto memset = gpu::MemsetOp::create(b, loc, token, ValueRange{start},
+                                        store.getMemRef(), value);
+    gpu::WaitOp::create(b, loc, Type(), ValueRange{memset.getAsyncToken()});
+    par.erase();
+    return true;
+  }
+
   LogicalResult launchParallel(scf::ParallelOp par, func::FuncOp func,
                                bool checking = false) {
     if (par.getNumResults())
@@ -564,7 +600,7 @@ struct FormGpuKernelsPass : impl::FormGpuKernelsBase<FormGpuKernelsPass> {
       }
       for (auto par : llvm::make_early_inc_range(
                ifOp.thenBlock()->getOps<scf::ParallelOp>()))
-        if (failed(launchParallel(par, func, /*checking=*/true)))
+        if (!memsetParallel(par) && failed(launchParallel(par, func, /*checking=*/true)))
           return failure();
     }
     while (!ifs.empty())

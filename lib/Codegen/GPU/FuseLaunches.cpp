@@ -77,6 +77,8 @@ struct Footprint {
 bool addEffects(Operation *op, Footprint &footprint) {
   if (isa<gpu::BarrierOp>(op))
     return true; // orders a block's threads; touches no memory of its own
+  if (isa<gpu::WaitOp>(op))
+    return true; // orders a memset on the one stream, as launches are
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
   if (!effects)
     return op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||

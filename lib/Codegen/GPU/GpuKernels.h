@@ -18,8 +18,9 @@
 namespace oflow {
 
 /// Ops the host may run on the CUDA target: no memory effects (index and
-/// address arithmetic, views), runtime calls, kernel launches, and `scf.if`s
-/// (on a host condition) of such ops.
+/// address arithmetic, views), runtime calls, kernel launches, memsets on
+/// the stream (`gpu.memset` between `gpu.wait`s), and `scf.if`s (on a host
+/// condition) of such ops.
 bool isHostOp(mlir::Operation *op);
 
 /// Top-level ops of `body` whose value only exists in device memory: host

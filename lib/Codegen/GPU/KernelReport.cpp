@@ -926,6 +926,10 @@ std::vector<EntryReport> analyzeProgram(ModuleOp module, const DeviceProfile &de
       d.launchSeconds = device.graphLaunchSeconds;
     fn.walk([&](Operation *op) {
       std::optional<KernelCost> cost;
+      if (isa<gpu::MemsetOp>(op) && checkingModeOnly(op)) {
+        ++e.checkingOnly;
+        return;
+      }
       if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
         if (checkingModeOnly(launch)) {
           ++e.checkingOnly;
@@ -997,7 +1001,7 @@ std::string formatKernelReport(const std::vector<EntryReport> &entries,
                              .str()
                        : ", launched one by one (" + e.eagerReason + ")");
     if (e.checkingOnly)
-      os << llvm::formatv(" (+{0} poisoning kernels with --check-memory)",
+      os << llvm::formatv(" (+{0} poisoning launches with --check-memory)",
                           e.checkingOnly);
     os << "\n";
     os << llvm::formatv("{0,5} {1,-28} {2,-26} {3,9} {4,5} {5,10} {6,10} {7,10} "

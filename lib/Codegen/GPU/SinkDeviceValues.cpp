@@ -51,7 +51,7 @@ bool isHostOp(Operation *op) {
         return isa<scf::YieldOp>(inner) || isHostOp(&inner);
       });
     });
-  return isa<func::CallOp, func::ReturnOp, gpu::LaunchOp>(op) ||
+  return isa<func::CallOp, func::ReturnOp, gpu::LaunchOp, gpu::MemsetOp, gpu::WaitOp>(op) ||
          isMemoryEffectFree(op);
 }
 
