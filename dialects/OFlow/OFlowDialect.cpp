@@ -141,7 +141,7 @@ LogicalResult OFlowDialect::verifyOperationAttribute(Operation *op,
   static constexpr llvm::StringLiteral kCodegenAttrs[] = {
       "oflow.state_offset", "oflow.io",          "oflow.io_bytes",
       "oflow.state_bytes",  "oflow.arena_bytes", "oflow.memory_plan",
-      "oflow.strategy",     "oflow.segments"};
+      "oflow.strategy",     "oflow.segments",    "oflow.origins"};
   if (llvm::is_contained(kCodegenAttrs, name))
     return success();
   return op->emitError() << "unknown oflow attribute '" << name << "'";

@@ -73,11 +73,18 @@ struct EntryReport {
   std::string eagerReason;
 };
 
+/// The ONNX nodes (location names) the ops nested in `root` came from:
+/// up to three, then "+N".
+std::string kernelOrigins(mlir::Operation *root);
+
 /// The cost of one outlined kernel launched with `grid` x `block` (its
-/// known_grid_size / known_block_size when those are empty).
+/// known_grid_size / known_block_size when those are empty) and the
+/// integer `arguments` its launch passes, where constant (its views'
+/// offsets).
 KernelCost analyzeKernel(mlir::gpu::GPUFuncOp kernel, const DeviceProfile &device,
                          std::array<int64_t, 3> grid = {0, 0, 0},
-                         std::array<int64_t, 3> block = {0, 0, 0});
+                         std::array<int64_t, 3> block = {0, 0, 0},
+                         llvm::ArrayRef<std::optional<int64_t>> arguments = {});
 
 /// Every entry's launches in order: gpu.launch_func (after
 /// gpu-kernel-outlining) and the runtime's GEMM and collective calls.

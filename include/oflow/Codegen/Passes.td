@@ -344,7 +344,19 @@ def OutlineGpuKernels : Pass<"oflow-outline-gpu-kernels", "mlir::ModuleOp"> {
     Runs upstream `gpu-kernel-outlining`, then puts each `gpu.launch`'s
     `oflow.strategy` on the `gpu.func` it became (upstream drops it), for
     the cost report (`--emit=kernels`) and the PTX tests.
+
+    With `dedup` (the CUDA pipeline's default), kernels that differ only in
+    where their buffers lie become one: each `memref.view` of a kernel
+    whose byte offset is a constant takes it as a new kernel parameter
+    (up to 256 per kernel), passed by its launch, and kernels whose text is
+    then equal (but for the name) share the first one's `gpu.func`. The
+    ONNX nodes a launch came from stay on it as `oflow.origins`.
   }];
+  let options = [
+    Option<"dedup", "dedup", "bool", "true",
+           "share one gpu.func among kernels equal up to their views' offsets">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
 def FormGpuKernels : Pass<"oflow-form-gpu-kernels", "mlir::ModuleOp"> {

@@ -64,6 +64,9 @@ public:
     ivs.clear();
     memo.clear();
   }
+  /// A kernel parameter's value, for every point (a view's offset its
+  /// launch passes).
+  void bind(Value arg, int64_t v) { bound[arg] = v; }
 
   std::optional<int64_t> eval(Value v) {
     if (auto it = ivs.find(v); it != ivs.end())
@@ -173,6 +176,8 @@ private:
   }
 
   std::optional<int64_t> compute(Value v) {
+    if (auto it = bound.find(v); it != bound.end())
+      return it->second;
     Operation *def = v.getDefiningOp();
     if (!def)
       return std::nullopt;
@@ -276,7 +281,7 @@ private:
 
   std::array<int64_t, 3> grid, block;
   Point point;
-  llvm::DenseMap<Value, int64_t> ivs, memo;
+  llvm::DenseMap<Value, int64_t> ivs, memo, bound;
   llvm::DenseMap<Type, std::optional<Layout>> layouts;
 };
 
@@ -643,31 +648,6 @@ double distinctSectors(std::vector<AccessCost> costs) {
   return total;
 }
 
-std::string originsOf(Operation *root) {
-  llvm::SetVector<StringRef> names;
-  std::function<void(Location)> visit = [&](Location loc) {
-    if (auto n = dyn_cast<NameLoc>(loc)) {
-      names.insert(n.getName().getValue());
-      return;
-    }
-    if (auto f = dyn_cast<FusedLoc>(loc))
-      for (Location l : f.getLocations())
-        visit(l);
-    if (auto c = dyn_cast<CallSiteLoc>(loc))
-      visit(c.getCallee());
-  };
-  root->walk([&](Operation *op) { visit(op->getLoc()); });
-  std::string out;
-  unsigned shown = 0;
-  for (StringRef n : names) {
-    if (shown == 3) {
-      out += llvm::formatv(" +{0}", names.size() - 3).str();
-      break;
-    }
-    out += (shown++ ? "," : "") + n.str();
-  }
-  return out;
-}
 
 void predict(KernelCost &k, const DeviceProfile &d, double launch) {
   double threads = std::max<double>(1, k.threads());
@@ -701,8 +681,35 @@ std::array<int64_t, 3> attrDims(gpu::GPUFuncOp fn, StringRef name) {
 
 } // namespace
 
+std::string kernelOrigins(Operation *root) {
+  llvm::SetVector<StringRef> names;
+  std::function<void(Location)> visit = [&](Location loc) {
+    if (auto n = dyn_cast<NameLoc>(loc)) {
+      names.insert(n.getName().getValue());
+      return;
+    }
+    if (auto f = dyn_cast<FusedLoc>(loc))
+      for (Location l : f.getLocations())
+        visit(l);
+    if (auto c = dyn_cast<CallSiteLoc>(loc))
+      visit(c.getCallee());
+  };
+  root->walk([&](Operation *op) { visit(op->getLoc()); });
+  std::string out;
+  unsigned shown = 0;
+  for (StringRef n : names) {
+    if (shown == 3) {
+      out += llvm::formatv(" +{0}", names.size() - 3).str();
+      break;
+    }
+    out += (shown++ ? "," : "") + n.str();
+  }
+  return out;
+}
+
 KernelCost analyzeKernel(gpu::GPUFuncOp kernel, const DeviceProfile &device,
-                         std::array<int64_t, 3> grid, std::array<int64_t, 3> block) {
+                         std::array<int64_t, 3> grid, std::array<int64_t, 3> block,
+                         ArrayRef<std::optional<int64_t>> arguments) {
   KernelCost k;
   k.name = kernel.getName().str();
   k.grid = grid[0] ? grid : attrDims(kernel, "known_grid_size");
@@ -711,13 +718,16 @@ KernelCost analyzeKernel(gpu::GPUFuncOp kernel, const DeviceProfile &device,
     k.strategy = s.getValue().str();
   else
     k.strategy = k.threads() == 1 ? "single-thread (fallback)" : "pointwise (fallback)";
-  k.origins = originsOf(kernel);
+  k.origins = kernelOrigins(kernel);
 
   Context ctx;
   SmallVector<Access> accesses;
   SmallVector<Arith> arith;
   collect(kernel.getBody(), ctx, accesses, arith);
   Interpreter in(k.grid, k.block);
+  for (auto [arg, value] : llvm::zip(kernel.getArguments(), arguments))
+    if (value)
+      in.bind(arg, *value);
   std::vector<AccessCost> costs;
   llvm::DenseMap<Value, int> depthMemo;
   // The warps of blocks [first, first + count), sampled on their own; with
@@ -943,7 +953,11 @@ std::vector<EntryReport> analyzeProgram(ModuleOp module, const DeviceProfile &de
         std::array<int64_t, 3> block = launchDims(launch.getBlockSizeOperandValues());
         if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2])
           grid = block = {0, 0, 0};
-        cost = analyzeKernel(kernel, d, grid, block);
+        SmallVector<std::optional<int64_t>> arguments = llvm::map_to_vector(
+            launch.getKernelOperands(), [](Value v) { return constantInt(v); });
+        cost = analyzeKernel(kernel, d, grid, block, arguments);
+        if (auto origins = launch->getAttrOfType<StringAttr>("oflow.origins"))
+          cost->origins = origins.getValue().str();
         ++e.generated;
       } else if (auto call = dyn_cast<func::CallOp>(op)) {
         cost = gemmCost(call, d);
