@@ -96,8 +96,8 @@ public:
 /// One entry's calls: eager, then captured once, then replayed (above).
 class EntryGraph {
 public:
-  /// `enabled` false (--no-cuda-graph, profiling, --check-memory): every
-  /// call is eager and `reason` says why.
+  /// `enabled` false (--no-cuda-graph, OFLOW_CUDA_PROFILE): every call is
+  /// eager and `reason` says why.
   EntryGraph(std::unique_ptr<GraphBackend> backend, bool enabled, std::string reason = "");
 
   /// Runs one call; `enqueue` runs the entry's host code.

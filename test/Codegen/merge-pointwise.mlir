@@ -134,3 +134,34 @@ func.func @argument_aliases(%buf: memref<1024xi8>) {
   }
   return
 }
+
+// -----
+
+// A gather reads its table inside its body, at computed indices: a member
+// that writes the table cannot run in the same thread before it (each
+// thread would read other points not yet written). Differential tester
+// finding s7-O0-320: Exp/Div in place, then a Gather of their result, read
+// the buffer's previous contents.
+// CHECK-LABEL: func.func @gather_of_written
+//       CHECK: linalg.generic
+//       CHECK: linalg.generic
+func.func @gather_of_written(%buf: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %t = memref.view %buf[%c0][] : memref<?xi8> to memref<9xf32>
+  %idx = memref.view %buf[%c64][] : memref<?xi8> to memref<9xi32>
+  %out = memref.view %buf[%c128][] : memref<?xi8> to memref<9xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%t : memref<9xf32>) {
+  ^bb0(%x: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%idx : memref<9xi32>) outs(%out : memref<9xf32>) {
+  ^bb0(%j: i32, %o: f32):
+    %i = arith.index_cast %j : i32 to index
+    %v = memref.load %t[%i] : memref<9xf32>
+    linalg.yield %v : f32
+  }
+  return
+}

@@ -326,6 +326,8 @@ struct FormGpuKernelsPass : impl::FormGpuKernelsBase<FormGpuKernelsPass> {
         store.getIndices()[0] != par.getInductionVars()[0])
       return false;
     auto type = cast<MemRefType>(store.getMemRef().getType());
+    if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+      return false;
     unsigned width = type.getElementType().getIntOrFloatBitWidth();
     Value value = store.getValueToStore();
     if ((width != 16 && width != 32) || !type.getLayout().isIdentity() ||

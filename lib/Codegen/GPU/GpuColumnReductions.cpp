@@ -83,6 +83,9 @@ std::optional<ColumnReduction> matchColumnReduction(linalg::GenericOp op,
   for (OpOperand *in : op.getDpsInputOperands())
     if (isa<MemRefType>(in->get().getType()) && bufferBytes(in->get()).mayOverlap(out))
       return std::nullopt;
+  std::optional<SmallVector<Value>> reads = bodyReads(op);
+  if (!reads || llvm::any_of(*reads, [&](Value v) { return bufferBytes(v).mayOverlap(out); }))
+    return std::nullopt;
   r.combiner = floatCombiner(op);
   if (!r.combiner)
     return std::nullopt;

@@ -9,7 +9,9 @@
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 
@@ -100,6 +102,22 @@ SmallVector<Value> stridedLoops(OpBuilder &b, Location loc, Value first, int64_t
     results = emitLoop(lb, count, 1, results);
   }
   return results;
+}
+
+std::optional<SmallVector<Value>> bodyReads(linalg::GenericOp op) {
+  SmallVector<Value> reads;
+  WalkResult walk = op.getRegion().walk([&](Operation *inner) {
+    if (isMemoryEffectFree(inner))
+      return WalkResult::advance();
+    if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+      reads.push_back(load.getMemRef());
+      return WalkResult::advance();
+    }
+    return WalkResult::interrupt();
+  });
+  if (walk.wasInterrupted())
+    return std::nullopt;
+  return reads;
 }
 
 Operation *floatCombiner(linalg::GenericOp op) {

@@ -60,6 +60,12 @@ struct BufferBytes {
 };
 BufferBytes bufferBytes(mlir::Value memref);
 
+/// The buffers `op`'s body reads other than through its operands (a
+/// gather's `memref.load` of its table at a computed index): each may be
+/// read anywhere, at any point of the op. Null when the body has another
+/// memory effect (nothing may then be assumed).
+std::optional<llvm::SmallVector<mlir::Value>> bodyReads(mlir::linalg::GenericOp op);
+
 /// Whether `a` and `b` address the same elements: the same value, or
 /// memref.views of the same bytes with the same type (the memory plan's
 /// reuse makes several).

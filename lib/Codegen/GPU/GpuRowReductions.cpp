@@ -133,6 +133,12 @@ public:
                                               : rows.size() + cols.size()))
         return false;
     SmallVector<Access> mine;
+    // What the body reads at computed indices: anywhere (a null map).
+    std::optional<SmallVector<Value>> reads = bodyReads(op);
+    if (!reads)
+      return false;
+    for (Value read : *reads)
+      mine.push_back(access(read, AffineMap(), false, false));
     for (OpOperand *in : op.getDpsInputOperands())
       if (isa<MemRefType>(in->get().getType()))
         mine.push_back(access(in->get(), groupMap(op, in), false, false));
@@ -196,7 +202,7 @@ private:
   static bool conflicts(const Access &a, const Access &b) {
     if ((!a.write && !b.write) || !a.bytes.mayOverlap(b.bytes))
       return false;
-    if (a.memref != b.memref || a.map != b.map)
+    if (!a.map || !b.map || a.memref != b.memref || a.map != b.map)
       return true;
     // Same element at the same loop point. Lane 0 stores a reduction's
     // result: a later read takes the register instead; any other write of

@@ -57,6 +57,12 @@ public:
     if (!isPointwise(op) || op.getStaticLoopRanges() != ArrayRef<int64_t>(ranges))
       return false;
     SmallVector<Access> mine;
+    // What the body reads at computed indices: anywhere (a null map).
+    std::optional<SmallVector<Value>> reads = bodyReads(op);
+    if (!reads)
+      return false;
+    for (Value read : *reads)
+      mine.push_back({read, AffineMap(), false, bufferBytes(read)});
     for (OpOperand &operand : op->getOpOperands()) {
       if (!isa<MemRefType>(operand.get().getType()))
         continue;
@@ -88,7 +94,7 @@ private:
       return false;
     if (a.write && b.write)
       return true;
-    return !sameBuffer(a.memref, b.memref) || a.map != b.map;
+    return !a.map || !b.map || !sameBuffer(a.memref, b.memref) || a.map != b.map;
   }
 
   SmallVector<Access> accesses;

@@ -23,6 +23,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <limits>
+
 namespace oflow {
 #define GEN_PASS_DEF_OUTLINEGPUKERNELS
 #include "oflow/Codegen/Passes.h.inc"
@@ -76,7 +78,16 @@ std::string bodyKey(gpu::GPUFuncOp kernel) {
   std::string text;
   llvm::raw_string_ostream os(text);
   // Local scope: without it each print numbers the whole module's values.
-  kernel.print(os, OpPrintingFlags().useLocalScope());
+  // Every flag the command line could change is set: elided constants
+  // would make different kernels equal, locations equal ones different.
+  OpPrintingFlags flags;
+  flags.useLocalScope()
+      .enableDebugInfo(false)
+      .printNameLocAsPrefix(false)
+      .printGenericOpForm(false)
+      .elideLargeElementsAttrs(std::numeric_limits<int64_t>::max())
+      .elideLargeResourceString(std::numeric_limits<int64_t>::max());
+  kernel.print(os, flags);
   std::string name = "@" + kernel.getName().str() + "(";
   if (size_t at = text.find(name); at != std::string::npos)
     text.replace(at, name.size(), "@(");

@@ -309,10 +309,12 @@ CudaDevice::~CudaDevice() {
     for (ncclComm_t c : ctx.axisComms)
       if (c)
         ncclCommAbort(c);
+    graphs.clear();
     setContext(nullptr);
     return;
   }
   cudaStreamSynchronize(ctx.stream);
+  graphs.clear(); // before the stream and buffers they launch on go
   for (ncclComm_t c : ctx.axisComms)
     if (c)
       ncclCommDestroy(c);

@@ -26,7 +26,9 @@ public:
   bool endCapture(std::string &why) override {
     cudaGraph_t graph = nullptr;
     cudaError_t e = cudaStreamEndCapture(stream, &graph);
+    const char *call = "cudaStreamEndCapture";
     if (e == cudaSuccess) {
+      call = "cudaGraphInstantiate";
       e = cudaGraphInstantiate(&exec, graph, 0);
       if (e != cudaSuccess)
         exec = nullptr;
@@ -35,7 +37,7 @@ public:
       cudaGraphDestroy(graph);
     if (e != cudaSuccess) {
       cudaGetLastError();
-      why = errorText(e, exec ? "cudaStreamEndCapture" : "cudaGraphInstantiate");
+      why = errorText(e, call);
       return false;
     }
     return true;

@@ -286,6 +286,15 @@ void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream) {
   if (LaunchTrace *t = LaunchTrace::active()) {
     const void *args[3] = {dst, src, reinterpret_cast<const void *>(sizeBytes)};
     t->add("memcpy", args, sizeof args);
+    // A graph replays a copy of host memory from the bytes it had then.
+    for (const void *p : {static_cast<const void *>(dst), static_cast<const void *>(src)}) {
+      cudaPointerAttributes attrs{};
+      if (cudaPointerGetAttributes(&attrs, p) != cudaSuccess ||
+          attrs.type == cudaMemoryTypeHost || attrs.type == cudaMemoryTypeUnregistered) {
+        cudaGetLastError();
+        t->addUncapturable("a copy to or from host memory (mgpuMemcpy)");
+      }
+    }
   }
   check(cudaMemcpyAsync(dst, src, sizeBytes, cudaMemcpyDefault, streamOf(ctx, stream)),
         "cudaMemcpyAsync (mgpuMemcpy)");
