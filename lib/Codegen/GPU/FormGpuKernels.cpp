@@ -325,15 +325,16 @@ struct FormGpuKernelsPass : impl::FormGpuKernelsBase<FormGpuKernelsPass> {
     if (!store || store.getIndices().size() != 1 ||
         store.getIndices()[0] != par.getInductionVars()[0])
       return false;
+    // The loop covers the whole buffer: a static 1-D one of 16/32-bit words.
     auto type = cast<MemRefType>(store.getMemRef().getType());
-    if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+    std::optional<int64_t> count = getConstantIntValue(par.getUpperBound()[0]);
+    if (!type.hasStaticShape() || !count || type.getNumElements() != *count ||
+        !type.getLayout().isIdentity() || !type.getElementType().isIntOrFloat())
       return false;
     unsigned width = type.getElementType().getIntOrFloatBitWidth();
     Value value = store.getValueToStore();
-    if ((width != 16 && width != 32) || !type.getLayout().isIdentity() ||
-        type.getShape() != ArrayRef<int64_t>{getConstantIntValue(par.getUpperBound()[0])
-                                                 .value_or(ShapedType::kDynamic)} ||
-        !par.isDefinedOutsideOfLoop(value) || !par.isDefinedOutsideOfLoop(store.getMemRef()))
+    if ((width != 16 && width != 32) || !par.isDefinedOutsideOfLoop(value) ||
+        !par.isDefinedOutsideOfLoop(store.getMemRef()))
       return false;
     OpBuilder b(par);
     Location loc = par.getLoc();

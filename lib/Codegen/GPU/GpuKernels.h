@@ -42,9 +42,6 @@ struct ByteRange {
 /// argument itself); nullopt when it has no such root.
 std::optional<ByteRange> rootRange(mlir::Value memref);
 
-/// Whether `memref` is (a view of) a `memref.get_global`.
-bool isGlobal(mlir::Value memref);
-
 /// What is known of the bytes a memref addresses, to tell buffers apart: a
 /// range of a program buffer, a global (an allocation of its own, never a
 /// program buffer's bytes), or nothing (anything).

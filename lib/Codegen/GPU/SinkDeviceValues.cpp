@@ -158,7 +158,8 @@ std::optional<ByteRange> rootRange(Value v) {
   return ByteRange{arg.getArgNumber(), 0, kUnbounded};
 }
 
-bool isGlobal(Value memref) {
+/// Whether `memref` is (a view of) a `memref.get_global`.
+static bool isGlobal(Value memref) {
   while (Operation *def = memref.getDefiningOp()) {
     if (isa<memref::GetGlobalOp>(def))
       return true;
