@@ -381,8 +381,9 @@ def _statistics_noise(node, ins, outs, dt, rng):
     (2*u*m, u = 2^-24 in float32). Four summation orders of s7-O0-364's 80
     terms (sequential both ways, numpy's pairwise, 32 lanes then a tree) were
     0.2 to 1.3 such ulps off. The normalized values move by -error/std, the
-    result by that times the scale, which stays differentiable: the scale's
-    gradient sums the moved normalized values."""
+    result by that times the scale; the scale and the standard deviation stay
+    differentiable, so the backward pass sees the moved values too (the
+    scale's gradient sums them, the input's takes -error/std's derivative)."""
     x = ins[0].detach()
     a = attrs(node)
     u = 2.0 ** -24 if dt == torch.float32 else 2.0 ** -53
@@ -394,7 +395,7 @@ def _statistics_noise(node, ins, outs, dt, rng):
     else:
         dims = list(range(a.get("axis", -1) % x.dim(), x.dim()))
         scale = ins[1]
-    var = x.var(dim=dims, unbiased=False, keepdim=True)
+    var = ins[0].var(dim=dims, unbiased=False, keepdim=True)
     m = x.abs().mean(dim=dims, keepdim=True)
     z = torch.from_numpy(rng.uniform(-1.0, 1.0, tuple(m.shape))).to(m.dtype)
     err = z * 2 * u * m
