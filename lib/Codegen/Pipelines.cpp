@@ -59,7 +59,7 @@ void addLowerToLlvmPipeline(OpPassManager &pm, StringRef lineInfoIr) {
                  "expand-strided-metadata,"
                  // One function per loop nest: what follows, LLVM included,
                  // then works in time linear in the number of nests.
-                 "lower-affine,oflow-outline-loop-nests,func.func(convert-scf-to-cf,"
+                 "lower-affine,oflow-outline-loop-nests{nests-per-function=1},func.func(convert-scf-to-cf,"
                  // bf16 <-> f32 as integer ops (x86 has no such conversion
                  // without AVX512-BF16, and no libcall is guaranteed).
                  "arith-expand{include-bf16=true}),convert-math-to-llvm,"

@@ -4,9 +4,9 @@
 // other values from before a run become arguments, values used after it
 // results.
 //
-// RUN: oflow-opt %s -split-input-file -oflow-outline-loop-nests='nests-per-function=1' | FileCheck %s
-// RUN: oflow-opt %s -split-input-file -oflow-outline-loop-nests='nests-per-function=2' | FileCheck %s --check-prefix=TWO
-// RUN: oflow-opt %s -split-input-file -oflow-outline-loop-nests='min-nests=4' | FileCheck %s --check-prefix=FEW
+// RUN: oflow-opt %s -split-input-file -oflow-outline-loop-nests='nests-per-function=1 dedup=false' | FileCheck %s
+// RUN: oflow-opt %s -split-input-file -oflow-outline-loop-nests='nests-per-function=2 dedup=false' | FileCheck %s --check-prefix=TWO
+// RUN: oflow-opt %s -split-input-file -oflow-outline-loop-nests='min-nests=4 dedup=false' | FileCheck %s --check-prefix=FEW
 
 // CHECK-LABEL: func.func @step(
 // CHECK-SAME: %[[ARENA:.*]]: memref<?xi8>, %[[X:.*]]: memref<f32>)

@@ -475,12 +475,20 @@ def OutlineLoopNests : Pass<"oflow-outline-loop-nests", "mlir::ModuleOp"> {
     values from before a run become arguments, its values used after it
     results. The calls are marked `no_inline`, so LLVM optimizes the runs
     one at a time instead of inlining them back.
+
+    With `dedup` (the default), the constant byte offsets of each outlined
+    function's views into the arena become parameters its call passes, and
+    functions whose text is then equal are one: a deep model's layers, and
+    the train and gradient entries, repeat the same nests with their
+    buffers elsewhere.
   }];
   let options = [
     Option<"minNests", "min-nests", "unsigned", /*default=*/"2",
            "leave functions with fewer top-level loop nests alone">,
     Option<"nestsPerFunction", "nests-per-function", "unsigned", /*default=*/"16",
            "loop nests per outlined function">,
+    Option<"dedup", "dedup", "bool", /*default=*/"true",
+           "make view offsets parameters and share functions with equal text">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect"];
 }

@@ -6,6 +6,10 @@
 //===----------------------------------------------------------------------===//
 #include "oflow/Codegen/Passes.h"
 
+#include "oflow/Codegen/FunctionDedup.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -13,6 +17,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace oflow {
 #define GEN_PASS_DEF_OUTLINELOOPNESTS
@@ -121,6 +126,7 @@ public:
     at.setInsertionPointAfter(group.back());
     auto call = func::CallOp::create(at, group.back()->getLoc(), fn, args.getArrayRef());
     call.setNoInline(true);
+    outlined.push_back({fn, call});
     for (auto [r, c] : llvm::zip(results, call.getResults()))
       r.replaceAllUsesWith(c);
     for (Operation *op : llvm::reverse(group))
@@ -143,6 +149,11 @@ private:
     ops.insert(def);
   }
 
+public:
+  /// The functions made, each with its one call.
+  SmallVector<std::pair<func::FuncOp, func::CallOp>> outlined;
+
+private:
   func::FuncOp entry;
   SymbolTable &symbols;
   Operation *after;
@@ -150,11 +161,38 @@ private:
   DenseMap<Value, bool> memo;
 };
 
+/// At most this many offsets become parameters of one function.
+constexpr unsigned kMaxOffsetParams = 256;
+
+/// Makes each outlined function's view offsets parameters its call passes,
+/// then lets calls of functions with equal text share the first one: a
+/// deep model's layers (and the train and gradient entries, which run the
+/// same forward and backward nests) repeat their nests with their buffers
+/// elsewhere, and LLVM's time grows with the code it is given.
+void dedupNests(ArrayRef<std::pair<func::FuncOp, func::CallOp>> outlined,
+                SymbolTable &symbols) {
+  llvm::StringMap<func::FuncOp> firstOf;
+  for (auto [fn, call] : outlined) {
+    if (auto offsets = parameterizeViewOffsets(fn, kMaxOffsetParams)) {
+      OpBuilder b(call);
+      for (int64_t offset : *offsets)
+        call.getOperandsMutable().append(
+            arith::ConstantIndexOp::create(b, call.getLoc(), offset).getResult());
+    }
+    auto [first, inserted] = firstOf.try_emplace(functionBodyKey(fn), fn);
+    if (inserted)
+      continue;
+    call.setCallee(first->second.getName());
+    symbols.erase(fn);
+  }
+}
+
 struct OutlineLoopNestsPass : impl::OutlineLoopNestsBase<OutlineLoopNestsPass> {
   using OutlineLoopNestsBase::OutlineLoopNestsBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
+    SmallVector<std::pair<func::FuncOp, func::CallOp>> outlined;
     SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
     for (func::FuncOp fn : functions) {
       if (fn.isExternal() || !fn.getBody().hasOneBlock())
@@ -189,7 +227,10 @@ struct OutlineLoopNestsPass : impl::OutlineLoopNestsBase<OutlineLoopNestsPass> {
       for (ArrayRef<Operation *> group : groups)
         if (!group.empty())
           outliner.outline(group);
+      outlined.append(outliner.outlined);
     }
+    if (dedup)
+      dedupNests(outlined, symbols);
   }
 };
 

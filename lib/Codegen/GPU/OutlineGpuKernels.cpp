@@ -14,16 +14,15 @@
 //===----------------------------------------------------------------------===//
 #include "oflow/Codegen/Passes.h"
 
+#include "oflow/Codegen/FunctionDedup.h"
 #include "oflow/Codegen/KernelReport.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringMap.h"
 
-#include <limits>
 
 namespace oflow {
 #define GEN_PASS_DEF_OUTLINEGPUKERNELS
@@ -41,58 +40,6 @@ constexpr StringLiteral kKept[] = {"oflow.strategy", "oflow.segments"};
 /// At most this many offsets become parameters of one kernel (8 bytes
 /// each; CUDA's limit for all parameters is 4 KiB on older drivers).
 constexpr unsigned kMaxOffsetParams = 256;
-
-/// Makes the constant byte offsets of `kernel`'s views parameters that its
-/// one launch passes; false (nothing changed) when there are none or too
-/// many.
-bool parameterizeOffsets(gpu::GPUFuncOp kernel, gpu::LaunchFuncOp launch) {
-  SmallVector<std::pair<memref::ViewOp, arith::ConstantIndexOp>> views;
-  kernel.walk([&](memref::ViewOp view) {
-    if (auto c = view.getByteShift().getDefiningOp<arith::ConstantIndexOp>())
-      views.push_back({view, c});
-  });
-  if (views.empty() || views.size() > kMaxOffsetParams)
-    return false;
-  OpBuilder host(launch);
-  SmallVector<Value> offsets;
-  for (auto [view, offset] : views) {
-    unsigned index = kernel.getNumArguments();
-    if (failed(kernel.insertArgument(index, host.getIndexType(), {}, view.getLoc())))
-      return false;
-    view.getByteShiftMutable().assign(kernel.getArgument(index));
-    offsets.push_back(arith::ConstantIndexOp::create(host, launch.getLoc(), offset.value()));
-  }
-  llvm::SmallPtrSet<Operation *, 8> constants;
-  for (auto [view, offset] : views)
-    constants.insert(offset);
-  for (Operation *c : constants)
-    if (c->use_empty())
-      c->erase(); // its text would tell the kernels apart
-  launch.getKernelOperandsMutable().append(offsets);
-  return true;
-}
-
-/// `kernel` as text without its name: equal for kernels that compute the
-/// same from the same parameters.
-std::string bodyKey(gpu::GPUFuncOp kernel) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  // Local scope: without it each print numbers the whole module's values.
-  // Every flag the command line could change is set: elided constants
-  // would make different kernels equal, locations equal ones different.
-  OpPrintingFlags flags;
-  flags.useLocalScope()
-      .enableDebugInfo(false)
-      .printNameLocAsPrefix(false)
-      .printGenericOpForm(false)
-      .elideLargeElementsAttrs(std::numeric_limits<int64_t>::max())
-      .elideLargeResourceString(std::numeric_limits<int64_t>::max());
-  kernel.print(os, flags);
-  std::string name = "@" + kernel.getName().str() + "(";
-  if (size_t at = text.find(name); at != std::string::npos)
-    text.replace(at, name.size(), "@(");
-  return text;
-}
 
 /// Parameterizes each kernel's offsets, then lets kernels with equal text
 /// share the first one's gpu.func. The ONNX nodes each launch came from
@@ -115,8 +62,13 @@ void dedupKernels(ModuleOp module) {
     gpu::LaunchFuncOp launch = it->second.front();
     if (std::string origins = kernelOrigins(kernel); !origins.empty())
       launch->setAttr("oflow.origins", StringAttr::get(module.getContext(), origins));
-    parameterizeOffsets(kernel, launch);
-    auto [first, inserted] = firstOf.try_emplace(bodyKey(kernel), kernel);
+    if (auto offsets = parameterizeViewOffsets(kernel, kMaxOffsetParams)) {
+      OpBuilder host(launch);
+      for (int64_t offset : *offsets)
+        launch.getKernelOperandsMutable().append(
+            arith::ConstantIndexOp::create(host, launch.getLoc(), offset).getResult());
+    }
+    auto [first, inserted] = firstOf.try_emplace(functionBodyKey(kernel), kernel);
     if (inserted)
       continue;
     gpu::GPUFuncOp keep = first->second;
