@@ -337,16 +337,18 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     emitError(cliLoc) << "an executable needs an output file: pass -o NAME";
     return 1;
   }
-  llvm::SmallString<128> object;
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("oflow-program", "o", object)) {
-    emitError(cliLoc) << "cannot create a temporary object file: " << ec.message();
+  // The CUDA target's host module holds the fatbin and the constructors
+  // that load it: one partition, as LLVM's module splitting does not
+  // promise to keep such a module whole.
+  FailureOr<SmallVector<std::string>> objects = emitProgramObjects(
+      *module, *image, options.optLevel, cuda ? 1 : codegenThreads());
+  if (failed(objects))
     return 1;
-  }
-  auto removeObject = llvm::make_scope_exit([&] { llvm::sys::fs::remove(object); });
-  if (failed(emitProgram(*module, *image, object, /*asText=*/false,
-                          options.optLevel)) ||
-      failed(linkExecutable(cliLoc, object, options.output, cuda)))
+  llvm::scope_exit removeObjects([&] {
+    for (const std::string &object : *objects)
+      llvm::sys::fs::remove(object);
+  });
+  if (failed(linkExecutable(cliLoc, *objects, options.output, cuda)))
     return 1;
   return 0;
 }

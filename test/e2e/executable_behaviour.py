@@ -3,6 +3,7 @@
 
   * 10 steps + save + resume for 10 more == 20 straight steps, bit for bit
     (every logged loss and the final checkpoint's state);
+  * the host object compiled in 1 or 3 partitions trains the same, bit for bit;
   * --export writes the model with the trained weights, equal to PyTorch's
     after the same steps;
   * bad input gets a one-line error naming the file or step and a non-zero
@@ -98,6 +99,19 @@ def main():
         check(len(a) == 20 and a == b, "10 + save + resume 10 logs the same 20 losses bit for bit")
         check(checkpoint_bytes(straight) == checkpoint_bytes(first),
               "the final checkpoints are byte-identical (index and shards)")
+
+        # LLVM's code generation in partitions on threads (the default: one
+        # per core) makes the same program as in one piece.
+        for threads in ("1", "3"):
+            exe_t = os.path.join(work, "train-threads" + threads)
+            subprocess.run([args.oflow_compile, os.path.join(MLP, "mlp.onnx"), "--target", "cpu",
+                            "-q", "-o", exe_t, "--optimizer", "sgd", "--momentum", "0.9",
+                            "--lr", "0.05"], check=True,
+                           env=dict(os.environ, OFLOW_COMPILE_THREADS=threads))
+            log_t = os.path.join(work, "threads" + threads + ".jsonl")
+            r = run([exe_t, "--steps", "20", "--log-json", log_t] + data)
+            check(r.returncode == 0 and losses(log_t) == a,
+                  f"compiled with OFLOW_COMPILE_THREADS={threads}: the same 20 losses bit for bit")
 
         # The same with fp16 loss scaling started so high that the first
         # steps overflow: the scaler's state (scale, good and applied steps)

@@ -92,11 +92,23 @@ mlir::LogicalResult emitProgram(mlir::ModuleOp module, const ProgramImage &image
                                 llvm::StringRef path, bool asText,
                                 unsigned optLevel = 2);
 
-/// Links an object with the runtime into an executable (the system C++
+/// Threads for emitProgramObjects: $OFLOW_COMPILE_THREADS, else the
+/// machine's cores (at most 8).
+unsigned codegenThreads();
+
+/// emitProgram's object, as `threads` partitions (functions round-robin)
+/// optimized and compiled in parallel into temporary object files, whose
+/// paths it returns (the caller removes them).
+mlir::FailureOr<llvm::SmallVector<std::string>>
+emitProgramObjects(mlir::ModuleOp module, const ProgramImage &image,
+                   unsigned optLevel, unsigned threads);
+
+/// Links objects with the runtime into an executable (the system C++
 /// driver; the runtime library is found next to this compiler or through
 /// OFLOW_RUNTIME_DIR): liboflow_runtime.a, or liboflow_runtime_cuda.a for
 /// the CUDA target, with the flags of the .link file next to it.
-mlir::LogicalResult linkExecutable(mlir::Location loc, llvm::StringRef object,
+mlir::LogicalResult linkExecutable(mlir::Location loc,
+                                   llvm::ArrayRef<std::string> objects,
                                    llvm::StringRef output, bool cuda = false);
 
 } // namespace oflow

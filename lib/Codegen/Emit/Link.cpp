@@ -24,8 +24,8 @@ static std::string runtimeDir() {
   return std::string(dir);
 }
 
-LogicalResult linkExecutable(Location loc, StringRef object, StringRef output,
-                             bool cuda) {
+LogicalResult linkExecutable(Location loc, ArrayRef<std::string> objects,
+                             StringRef output, bool cuda) {
   std::string dir = runtimeDir();
   llvm::SmallString<256> lib(dir), flagsFile(dir);
   llvm::sys::path::append(lib, cuda ? "liboflow_runtime_cuda.a"
@@ -61,7 +61,9 @@ LogicalResult linkExecutable(Location loc, StringRef object, StringRef output,
       return emitError(loc) << "cannot create a temporary file: " << ec.message();
     tmp = std::string(path);
   }
-  SmallVector<StringRef> args = {*cxx, object, lib};
+  SmallVector<StringRef> args = {*cxx};
+  args.append(objects.begin(), objects.end());
+  args.push_back(lib);
   for (const std::string &f : flags)
     args.push_back(f);
   args.append({"-o", tmp});
