@@ -136,8 +136,9 @@ void addGpuLowerToLlvmPipeline(OpPassManager &pm, StringRef toolkit) {
   EmbedFatbinOptions fatbin;
   fatbin.toolkit = toolkit.str();
   pm.addPass(createEmbedFatbin(fatbin));
-  // The host code: thousands of launches, 16 per function for LLVM.
-  addTextual(pm, "oflow-outline-loop-nests,gpu-to-llvm,convert-to-llvm,"
+  // The host code: thousands of launches, one per function for LLVM, those
+  // that differ only in their buffers' offsets shared.
+  addTextual(pm, "oflow-outline-loop-nests{nests-per-function=1},gpu-to-llvm,convert-to-llvm,"
                  "canonicalize,cse,reconcile-unrealized-casts");
 }
 
