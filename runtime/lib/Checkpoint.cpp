@@ -4,10 +4,14 @@
 #include "oflow_rt/Error.h"
 #include "oflow_rt/FileUtil.h"
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -366,11 +370,28 @@ int64_t readCheckpoint(const std::string &dir, const Manifest &m,
   return ix.step;
 }
 
+/// Fault drills only (test/e2e/distributed.py, group `faults`):
+/// OFLOW_TEST_SAVE_PAUSE=STEP:SECONDS stops each rank for SECONDS after its
+/// shard of the save at STEP is durable, before the index names it, so that
+/// a test can kill the job in the middle of a save.
+static void pauseForFaultDrill(int64_t step) {
+  const char *env = std::getenv("OFLOW_TEST_SAVE_PAUSE");
+  long long at = 0;
+  double seconds = 0;
+  if (!env || std::sscanf(env, "%lld:%lf", &at, &seconds) != 2 || at != step)
+    return;
+  std::fprintf(stderr, "oflow: test hook: pausing %g s in the save of step %lld\n",
+               seconds, at);
+  std::fflush(stderr);
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
 void saveCheckpoint(const std::string &dir, const Manifest &m,
                     const uint8_t *state, int64_t step) {
   makeDirectories(dir);
   uint64_t nonce = broadcastFromRoot(isRoot() ? checkpointNonce(dir) : 0);
   writeShard(dir, m, state, step, nonce, meshCoords());
+  pauseForFaultDrill(step);
   // Every shard is durable before the index names it: a failing rank has
   // aborted the job by now, so the index is never written.
   barrier();

@@ -30,9 +30,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FAILURES = []
@@ -333,6 +335,35 @@ def group_faults(h, model):
                   sum([["--data", d] for d in DATA[model]], []), timeout=60)
     check(proc.returncode != 0 and shards and shards[-1] in proc.stderr,
           f"missing shard {shards[-1] if shards else '?'}: clear error, no hang")
+
+    # kill -9 in the middle of a save (every rank's shard of step 4 written,
+    # the index not yet): the save of step 2 stays whole, and resuming from
+    # it continues as the straight run did, bit for bit.
+    straight = h.train(exe, model, "2x2", steps=6)
+    drill = os.path.join(h.work, "ckpt-kill")
+    data = sum([["--data", d] for d in DATA[model]], [])
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OPENBLAS_NUM_THREADS="1", OMPI_MCA_rmaps_base_oversubscribe="1",
+               OFLOW_TEST_SAVE_PAUSE="4:120")
+    job = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "4", exe, "--steps", "6",
+                            "--save", drill, "--save-every", "2"] + data,
+                           cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    paused, deadline = 0, time.time() + 120
+    while paused < 4 and time.time() < deadline:
+        line = job.stderr.readline()
+        if not line:
+            break
+        paused += "pausing" in line
+    # The whole job at once, as a node failure would: mpirun and its ranks.
+    os.killpg(job.pid, signal.SIGKILL)
+    subprocess.run(["pkill", "-KILL", "-f", exe])
+    job.wait()
+    check(paused == 4, f"kill -9 drill: all 4 ranks reached the pause in the save ({paused})")
+    resumed = h.train(exe, model, "2x2", steps=4, extra=["--resume", drill])
+    check(straight is not None and resumed is not None and resumed == straight[2:],
+          "kill -9 in the middle of a save: the previous checkpoint (step 2) resumes, "
+          "and steps 3-6 repeat the straight run's losses bit for bit")
 
 
 GROUPS = {"dp": group_dp, "tp": group_tp, "2d": group_2d, "zero": group_zero,
