@@ -18,10 +18,13 @@
 #include "oflow_rt/Options.h"
 #include "oflow_rt/StepLog.h"
 
+#include "HalfFloat.h"
+
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <unistd.h>
 
@@ -52,6 +55,38 @@ std::map<std::string, HostTensor> loadData(const Manifest &m,
     r[name] = prepareInputData(*in, readNpy(path), path, m.batch);
   }
   return r;
+}
+
+/// The first element of `v`'s local piece in `state` that is a NaN or an
+/// infinity, as (index, value); nullopt when all are finite (and for
+/// integer variables).
+std::optional<std::pair<int64_t, double>> firstNonFinite(const VarRecord &v,
+                                                         const uint8_t *state) {
+  const uint8_t *at = state + v.offset;
+  int64_t n = numElements(v.localDims);
+  for (int64_t i = 0; i < n; ++i) {
+    double x;
+    switch (v.dtype) {
+    case DType::F32: { float f; std::memcpy(&f, at + 4 * i, 4); x = f; break; }
+    case DType::F64: std::memcpy(&x, at + 8 * i, 8); break;
+    case DType::F16: case DType::BF16: {
+      uint16_t h;
+      std::memcpy(&h, at + 2 * i, 2);
+      x = v.dtype == DType::F16 ? detail::f16ToFloat(h) : detail::bf16ToFloat(h);
+      break;
+    }
+    default: return std::nullopt;
+    }
+    if (!std::isfinite(x))
+      return std::make_pair(i, x);
+  }
+  return std::nullopt;
+}
+
+std::string formatLoss(float loss) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", loss);
+  return text;
 }
 
 const OutputRecord &lossOutput(const Manifest &m, const std::string &entry) {
@@ -280,6 +315,17 @@ int Trainer::run() {
       throw Error("step " + std::to_string(k) + ": loss is " +
                   (std::isnan(loss) ? "nan" : "inf") +
                   " (training diverged; this state is not saved)");
+    if (o.checkFinite) {
+      const uint8_t *state = p.stateForRead();
+      for (const VarRecord &v : m.vars)
+        if (auto bad = firstNonFinite(v, state))
+          throw Error("step " + std::to_string(k) + ": " + varKindName(v.kind) + " '" +
+                      v.name + "' holds " + (std::isnan(bad->second) ? "nan" : "inf") +
+                      " at element " + std::to_string(bad->first) +
+                      (v.sharded() ? " of this rank's piece" : "") +
+                      " after the update, with a finite loss " + formatLoss(loss) +
+                      " (--check-finite; this state is not saved)");
+    }
     const ScalarRecord *used = m.findScalar("lr_used");
     std::vector<std::pair<std::string, float>> extra;
     for (const OutputRecord *out : m.outputsOf("train"))

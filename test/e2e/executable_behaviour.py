@@ -8,8 +8,8 @@
     after the same steps;
   * bad input gets a one-line error naming the file or step and a non-zero
     exit: wrong dtype, wrong shape, too few rows, a missing file, a corrupted
-    or truncated checkpoint, a NaN/Inf loss; a failed run leaves the previous
-    checkpoint intact.
+    or truncated checkpoint, a NaN/Inf loss, a weight that became NaN/Inf
+    (--check-finite); a failed run leaves the previous checkpoint intact.
 
   executable_behaviour.py --oflow-compile build/bin/oflow-compile
 """
@@ -112,6 +112,30 @@ def main():
             r = run([exe_t, "--steps", "20", "--log-json", log_t] + data)
             check(r.returncode == 0 and losses(log_t) == a,
                   f"compiled with OFLOW_COMPILE_THREADS={threads}: the same 20 losses bit for bit")
+
+        # A gradient that is infinite while the loss is finite: loss =
+        # sum(x * sqrt(w)) with w[0] = 0. Plain training notices one step
+        # later, through the loss; --check-finite names the weight at once.
+        from onnx import helper, TensorProto
+        sq = helper.make_graph(
+            [helper.make_node("Sqrt", ["w"], ["s"]), helper.make_node("Mul", ["x", "s"], ["m"]),
+             helper.make_node("ReduceSum", ["m"], ["loss"], keepdims=0)],
+            "sqrt_at_zero", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3])],
+            [helper.make_tensor_value_info("loss", TensorProto.FLOAT, [])],
+            [numpy_helper.from_array(np.array([0.0, 1.0, 4.0], np.float32), "w")])
+        sq_model = os.path.join(work, "sqrt0.onnx")
+        onnx.save(helper.make_model(sq, opset_imports=[helper.make_opsetid("", 17)]), sq_model)
+        np.save(os.path.join(work, "sq_x.npy"), np.ones((8, 3), np.float32))
+        sq_exe = os.path.join(work, "sqrt0")
+        subprocess.run([args.oflow_compile, sq_model, "--target", "cpu", "-q", "-o", sq_exe,
+                        "--optimizer", "sgd", "--lr", "0.1"], check=True)
+        sq_data = ["--data", "x=" + os.path.join(work, "sq_x.npy")]
+        r = run([sq_exe, "--steps", "3"] + sq_data)
+        check(r.returncode != 0 and "step 1: loss is nan" in r.stderr,
+              f"an infinite gradient shows in the next step's loss ({r.stderr.strip()[-120:]})")
+        r = run([sq_exe, "--steps", "3", "--check-finite"] + sq_data)
+        ok, err = one_line_error(r, "step 0: param 'w' holds inf at element 0 after the update")
+        check(ok, f"--check-finite: one-line error naming the step and the weight ({err!r})")
 
         # The same with fp16 loss scaling started so high that the first
         # steps overflow: the scaler's state (scale, good and applied steps)

@@ -25,6 +25,9 @@ struct TrainOptions {
   std::string weights; // --weights FILE.onnx
   int64_t saveEvery = 0; // 0: only at the end
   bool checkMemory = false;
+  /// --check-finite: after every step, name the first variable holding a
+  /// NaN or an infinity.
+  bool checkFinite = false;
   /// --check-gradients[=TOL]: compare the gradients with central
   /// differences of the loss, then exit.
   std::optional<double> checkGradients;
