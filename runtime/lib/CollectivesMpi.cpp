@@ -28,6 +28,7 @@ extern "C" void oflow_rt_all_reduce(int64_t dtype, int64_t op, const void *in,
       std::memmove(out, in, count * elem);
     return;
   }
+  WatchedCollective watched("all_reduce", mesh_axis);
   check(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, countOf(count, "all_reduce"),
                       t, o, axisComm(mesh_axis)),
         "MPI_Allreduce");
@@ -42,6 +43,7 @@ extern "C" void oflow_rt_all_gather(int64_t dtype, const void *in, void *out,
     std::memmove(out, in, outer * chunk * elem);
     return;
   }
+  WatchedCollective watched("all_gather", mesh_axis);
   int64_t n = meshShape()[mesh_axis];
   int count = countOf(outer * chunk, "all_gather");
   if (outer == 1) { // [n][chunk] is already out's layout
@@ -79,6 +81,7 @@ extern "C" void oflow_rt_reduce_scatter(int64_t dtype, int64_t op,
                 static_cast<const uint8_t *>(in), packed.data());
     send = packed.data();
   }
+  WatchedCollective watched("reduce_scatter", mesh_axis);
   check(MPI_Reduce_scatter_block(send, out, count, t, o, axisComm(mesh_axis)),
         "MPI_Reduce_scatter_block");
 }
@@ -110,6 +113,7 @@ extern "C" void oflow_rt_all_to_all(int64_t dtype, const void *in, void *out,
   applyCopies(allToAllPack(d, s, n, elem), static_cast<const uint8_t *>(in),
               send.data());
   int count = countOf(total / n, "all_to_all");
+  WatchedCollective watched("all_to_all", mesh_axis);
   check(MPI_Alltoall(send.data(), count, t, recv.data(), count, t,
                      axisComm(mesh_axis)),
         "MPI_Alltoall");

@@ -189,6 +189,7 @@ std::vector<uint8_t> gatherToRoot(const TensorSlot &s, const uint8_t *local) {
                     : std::vector<uint8_t>();
   std::vector<uint8_t> all(isRoot() ? piece * gWorld.size : 0);
   // Every piece has the same size (dims divide evenly): a plain gather.
+  detail::WatchedCollective watched("a gather to rank 0", -1);
   check(MPI_Gather(local, countOf(piece, "gather"), MPI_BYTE, all.data(),
                    countOf(piece, "gather"), MPI_BYTE, 0, MPI_COMM_WORLD),
         "MPI_Gather");
@@ -206,6 +207,7 @@ bool allRanksOk(bool ok) {
   if (!gWorld.mpi)
     return ok;
   int mine = ok ? 1 : 0, all = 0;
+  detail::WatchedCollective watched("an agreement (all_reduce)", -1);
   check(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD),
         "MPI_Allreduce");
   return all == 1;
@@ -215,18 +217,21 @@ int64_t maxOverRanks(int64_t v) {
   if (!gWorld.mpi)
     return v;
   int64_t r = v;
+  detail::WatchedCollective watched("an agreement (all_reduce)", -1);
   check(MPI_Allreduce(&v, &r, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD),
         "MPI_Allreduce");
   return r;
 }
 
 uint64_t broadcastFromRoot(uint64_t v) {
+  detail::WatchedCollective watched("a broadcast", -1);
   if (gWorld.mpi)
     check(MPI_Bcast(&v, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast");
   return v;
 }
 
 void barrier() {
+  detail::WatchedCollective watched("a barrier", -1);
   if (gWorld.mpi)
     check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
 }

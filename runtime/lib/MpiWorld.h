@@ -34,6 +34,16 @@ bool useMpi(int64_t axis, const char *what);
 /// The communicator of mesh axis `axis` (MPI running).
 MPI_Comm axisComm(int64_t axis);
 
+/// Marks the collective `what` on mesh axis `axis` (-1: all ranks) as in
+/// progress while alive, for the --collective-timeout watchdog.
+class WatchedCollective {
+public:
+  WatchedCollective(const char *what, int64_t axis);
+  ~WatchedCollective();
+  WatchedCollective(const WatchedCollective &) = delete;
+  WatchedCollective &operator=(const WatchedCollective &) = delete;
+};
+
 /// This process's place among the ranks of its node (OpenMPI's
 /// OMPI_COMM_WORLD_LOCAL_RANK/SIZE, else MPI's shared-memory split, else
 /// 0 of 1): a GPU rank uses the GPU of its local rank.

@@ -124,6 +124,7 @@ TrainOptions parseTrainOptions(int argc, char **argv) {
     else if (a == "--weights") o.weights = r.value(a);
     else if (a == "--check-memory") { r.noValue(a); o.checkMemory = true; }
     else if (a == "--check-finite") { r.noValue(a); o.checkFinite = true; }
+    else if (a == "--collective-timeout") o.collectiveTimeout = parseReal(a, r.value(a));
     else if (a == "--check-gradients") {
       std::optional<std::string> tol = r.optionalValue();
       o.checkGradients = tol ? parseReal(a, *tol) : 1e-2;
@@ -210,7 +211,9 @@ std::string trainHelp(const std::string &exe, const Manifest &m) {
       "                            exit 1 if one is off by more than TOL (0.01)\n"
       "  --check-memory            poison dead arena regions with NaN\n"
       "  --check-finite            after every step, stop at the first weight or\n"
-      "                            optimizer state holding a NaN or an infinity\n"
+      "                            optimizer state holding a NaN or an infinity\n"      "  --collective-timeout S    mesh runs on CPUs: a collective that has waited S\n"
+      "                            seconds for the other ranks ends the job, naming\n"
+      "                            it, its mesh axis and the step (1800; 0: never)\n"
       "  --threads N               BLAS threads (default: OpenBLAS's choice)\n"
       "  --allow-tf32              CUDA: f32 GEMMs on TF32 tensor cores (faster,\n"
       "                            less exact; also OFLOW_ALLOW_TF32=1); CPU: no effect\n"

@@ -306,7 +306,9 @@ int Trainer::run() {
   int64_t lastSave = -1, lastEval = -1;
   if (log)
     log->startClock();
+  setCollectiveTimeout(o.collectiveTimeout);
   for (int64_t k = first; k < end; ++k) {
+    setCurrentStep(k);
     feed->fill(k, p.io.data());
     setScalars(k);
     p.call("train");

@@ -401,6 +401,36 @@ def group_faults(h, model):
               f"SIGTERM under mpirun: the checkpoint of step {done} resumes, and the next 3 steps "
               f"repeat the straight run's losses bit for bit")
 
+    # One rank stuck (SIGSTOP): MPI waits forever; --collective-timeout ends
+    # the job with oflow's message naming the collective, axis and step.
+    log = os.path.join(h.work, "stuck.jsonl")
+    job = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "4", exe, "--steps", "100000000",
+                            "--collective-timeout", "5", "--log-json", log] + data,
+                           cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and job.poll() is None:
+        if os.path.exists(log) and sum(1 for _ in open(log)) >= 20:
+            break
+        time.sleep(0.05)
+    ranks = subprocess.run(["pgrep", "-P", str(job.pid)], capture_output=True,
+                           text=True).stdout.split()
+    if ranks:
+        os.kill(int(ranks[-1]), signal.SIGSTOP)
+    t = time.time()
+    try:
+        err = job.communicate(timeout=90)[1]
+    except subprocess.TimeoutExpired:
+        job.kill()
+        subprocess.run(["pkill", "-KILL", "-f", exe])
+        err = job.communicate()[1]
+    waited = time.time() - t
+    m = re.search(r"error: rank \d+: .* (on mesh axis \d+|over all ranks) in step \d+ has waited "
+                  r"5 s for the other ranks \(--collective-timeout\)", err)
+    check(len(ranks) == 4 and m is not None and job.returncode != 0 and waited < 60,
+          f"one rank stopped: --collective-timeout 5 ends the job in {waited:.1f} s naming the "
+          f"collective, axis and step ({m.group(0) if m else err.strip().splitlines()[-3:]})")
+
 
 GROUPS = {"dp": group_dp, "tp": group_tp, "2d": group_2d, "zero": group_zero,
           "plan": group_plan, "resume": group_resume, "faults": group_faults}

@@ -32,6 +32,12 @@ void finishDistributed();
 /// a collective. Returns only when MPI never started.
 void abortDistributed(int code);
 
+/// --collective-timeout: with MPI running, a collective that has waited
+/// `seconds` (> 0) for the other ranks ends the job with a message naming
+/// it, its mesh axis and the step set last (setCurrentStep).
+void setCollectiveTimeout(double seconds);
+void setCurrentStep(int64_t step);
+
 /// Whether MPI runs (a mesh of more than one device).
 bool isDistributed();
 int64_t worldRank();

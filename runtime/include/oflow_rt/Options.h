@@ -28,6 +28,9 @@ struct TrainOptions {
   /// --check-finite: after every step, name the first variable holding a
   /// NaN or an infinity.
   bool checkFinite = false;
+  /// --collective-timeout S: a collective waiting this long for the other
+  /// ranks ends the job (0: never).
+  double collectiveTimeout = 1800;
   /// --check-gradients[=TOL]: compare the gradients with central
   /// differences of the loss, then exit.
   std::optional<double> checkGradients;
