@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -24,25 +25,33 @@ namespace {
 
 std::atomic<double> gTimeout{0};
 std::atomic<int64_t> gStep{-1};
-// The collective in progress: its start (steady clock, ns; 0 for none),
-// name and mesh axis (-1: all ranks).
-std::atomic<int64_t> gStartNs{0};
+// The collective in progress: a sequence number (0 for none), its name and
+// mesh axis (-1: all ranks).
+std::atomic<uint64_t> gSerial{0};
 std::atomic<const char *> gWhat{nullptr};
 std::atomic<int64_t> gAxis{-1};
+uint64_t gCount = 0; // collectives started (main thread only)
 
-int64_t nowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
+/// Time is counted by the watchdog's own wake-ups, each worth at most twice
+/// its requested sleep: a job suspended as a whole (SIGSTOP to every rank,
+/// a debugger) does not time out the moment it continues.
 void watch() {
+  uint64_t watched = 0;
+  double waited = 0;
   for (;;) {
     double timeout = gTimeout.load();
-    std::this_thread::sleep_for(
-        std::chrono::duration<double>(std::min(1.0, std::max(0.05, timeout / 20))));
-    int64_t start = gStartNs.load();
-    if (!start || nowNs() - start < timeout * 1e9)
+    double nap = std::min(1.0, std::max(0.05, timeout / 20));
+    auto before = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(std::chrono::duration<double>(nap));
+    double slept = std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+    uint64_t serial = gSerial.load();
+    if (!serial || serial != watched) {
+      watched = serial;
+      waited = 0;
+      continue;
+    }
+    waited += std::min(slept, 2 * nap);
+    if (waited < timeout)
       continue;
     const char *what = gWhat.load();
     int64_t axis = gAxis.load(), step = gStep.load();
@@ -55,7 +64,8 @@ void watch() {
                  static_cast<long long>(worldRank()), what ? what : "a collective",
                  where.c_str(), at.c_str(), timeout);
     std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    // Not MPI_Abort: MPI runs single-threaded here and the main thread is
+    // inside a call. mpirun ends the job when a rank exits.
     std::_Exit(1);
   }
 }
@@ -74,13 +84,19 @@ void setCurrentStep(int64_t step) { gStep.store(step); }
 
 namespace detail {
 
-WatchedCollective::WatchedCollective(const char *what, int64_t axis) {
+WatchedCollective::WatchedCollective(const char *what, int64_t axis)
+    : savedSerial(gSerial.load()), savedWhat(gWhat.load()), savedAxis(gAxis.load()) {
   gWhat.store(what);
   gAxis.store(axis);
-  gStartNs.store(nowNs());
+  gSerial.store(++gCount);
 }
 
-WatchedCollective::~WatchedCollective() { gStartNs.store(0); }
+WatchedCollective::~WatchedCollective() {
+  // An enclosing watched collective, if any, is watched again (afresh).
+  gWhat.store(savedWhat);
+  gAxis.store(savedAxis);
+  gSerial.store(savedSerial ? ++gCount : 0);
+}
 
 } // namespace detail
 } // namespace oflow_rt

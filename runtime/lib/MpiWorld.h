@@ -42,6 +42,11 @@ public:
   ~WatchedCollective();
   WatchedCollective(const WatchedCollective &) = delete;
   WatchedCollective &operator=(const WatchedCollective &) = delete;
+
+private:
+  uint64_t savedSerial;
+  const char *savedWhat;
+  int64_t savedAxis;
 };
 
 /// This process's place among the ranks of its node (OpenMPI's

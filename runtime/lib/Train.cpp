@@ -320,7 +320,9 @@ int Trainer::run() {
     if (o.checkFinite) {
       const uint8_t *state = p.stateForRead();
       for (const VarRecord &v : m.vars)
-        if (auto bad = firstNonFinite(v, state))
+        if (v.kind != VarKind::Param && v.kind != VarKind::Optimizer)
+          continue; // a buffer may hold -inf on purpose (a mask)
+        else if (auto bad = firstNonFinite(v, state))
           throw Error("step " + std::to_string(k) + ": " + varKindName(v.kind) + " '" +
                       v.name + "' holds " + (std::isnan(bad->second) ? "nan" : "inf") +
                       " at element " + std::to_string(bad->first) +

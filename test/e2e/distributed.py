@@ -28,12 +28,14 @@ Groups (--group):
 import argparse
 import json
 import os
+import queue
 import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -349,12 +351,14 @@ def group_faults(h, model):
                             "--save", drill, "--save-every", "2"] + data,
                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    lines = queue.Queue()  # stderr read on a thread: a silent job must not block the wait
+    threading.Thread(target=lambda: [lines.put(l) for l in job.stderr], daemon=True).start()
     paused, deadline = 0, time.time() + 120
     while paused < 4 and time.time() < deadline:
-        line = job.stderr.readline()
-        if not line:
+        try:
+            paused += "pausing" in lines.get(timeout=max(0.1, deadline - time.time()))
+        except queue.Empty:
             break
-        paused += "pausing" in line
     # The whole job at once, as a node failure would: mpirun and its ranks.
     os.killpg(job.pid, signal.SIGKILL)
     subprocess.run(["pkill", "-KILL", "-f", exe])
@@ -425,6 +429,11 @@ def group_faults(h, model):
         subprocess.run(["pkill", "-KILL", "-f", exe])
         err = job.communicate()[1]
     waited = time.time() - t
+    for pid in ranks:  # whatever mpirun left behind, the stopped rank included
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     m = re.search(r"error: rank \d+: .* (on mesh axis \d+|over all ranks) in step \d+ has waited "
                   r"5 s for the other ranks \(--collective-timeout\)", err)
     check(len(ranks) == 4 and m is not None and job.returncode != 0 and waited < 60,

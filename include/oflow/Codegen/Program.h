@@ -92,7 +92,7 @@ mlir::LogicalResult emitProgram(mlir::ModuleOp module, const ProgramImage &image
                                 llvm::StringRef path, bool asText,
                                 unsigned optLevel = 2);
 
-/// Threads for emitProgramObjects: $OFLOW_COMPILE_THREADS, else the
+/// Threads for emitProgramObjects: $OFLOW_COMPILE_THREADS (1 to 64), else the
 /// machine's cores (at most 8).
 unsigned codegenThreads();
 

@@ -150,7 +150,7 @@ LogicalResult emitProgram(ModuleOp module, const ProgramImage &image,
 unsigned codegenThreads() {
   if (const char *env = std::getenv("OFLOW_COMPILE_THREADS")) {
     int n = std::atoi(env);
-    return n > 0 ? static_cast<unsigned>(n) : 1;
+    return static_cast<unsigned>(std::clamp(n, 1, 64));
   }
   return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
 }
