@@ -293,3 +293,39 @@ func.func @nested(%x: memref<16x64xf32>, %s: memref<16xf32>, %c: i1) {
   }
   return
 }
+
+// -----
+
+// A reduction whose output was filled earlier, with other work in between
+// (no fill to fold): every lane reads the initial value from memory before
+// the shuffles, so before lane 0 stores the row's result over it. Read after
+// them, lanes 1..31 could see lane 0's store and count the row twice
+// (s7-O0-480-cuda-emulated: a layer norm's mean, wrong gradients).
+// CHECK-LABEL: func.func @sum_onto_memory
+//       CHECK: linalg.fill
+//       CHECK: memref.store
+//       CHECK: gpu.launch
+//       CHECK:   %[[INIT:.*]] = memref.load %[[S:.*]][%{{.*}}] : memref<8xf32>
+//       CHECK:   scf.for
+//       CHECK:   gpu.shuffle xor %{{.*}}, %c16_i32
+//       CHECK:   gpu.shuffle xor %{{.*}}, %c1_i32
+//       CHECK:   %[[SUM:.*]] = arith.addf %[[INIT]], %{{.*}} : f32
+//       CHECK:   scf.if
+//  CHECK-NEXT:     memref.store %[[SUM]], %[[S]][%{{.*}}] : memref<8xf32>
+//       CHECK: } {oflow.strategy = "warp-row"}
+func.func @sum_onto_memory(%buf: memref<?xi8>, %other: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c2048 = arith.constant 2048 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %x = memref.view %buf[%c0][] : memref<?xi8> to memref<8x64xf32>
+  %s = memref.view %buf[%c2048][] : memref<?xi8> to memref<8xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<8xf32>)
+  memref.store %one, %other[%c0] : memref<4xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<8x64xf32>) outs(%s : memref<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %out, %in : f32
+    linalg.yield %a : f32
+  }
+  return
+}

@@ -329,6 +329,13 @@ private:
     Operation *combiner = m.reduction->combiner;
     BlockArgument accArg = op.getRegionOutputArgs()[0];
     unsigned accPosition = combiner->getOperand(0) == accArg ? 0 : 1;
+    OpOperand &out = op.getDpsInitsMutable()[0];
+    AffineMap outMap = group.groupMap(op, &out);
+    SmallVector<Value> ivs = rowPoint();
+    // Every lane reads the initial value before the shuffles, so before
+    // lane 0 stores the result over it: read after them, lanes 1..31 could
+    // see lane 0's result and add the row twice (s7-O0-480-cuda-emulated).
+    Value init = m.initFill ? m.initFill->getOperand(0) : read(out.get(), outMap, ivs);
     Value neutral = arith::ConstantOp::create(b, loc, *arith::getNeutralElement(combiner));
     Value partial = columnLoops(
         {neutral},
@@ -350,10 +357,6 @@ private:
                                             gpu::ShuffleMode::XOR);
       partial = combine(b, combiner, accPosition, partial, shuffle.getShuffleResult());
     }
-    OpOperand &out = op.getDpsInitsMutable()[0];
-    AffineMap outMap = group.groupMap(op, &out);
-    SmallVector<Value> ivs = rowPoint();
-    Value init = m.initFill ? m.initFill->getOperand(0) : read(out.get(), outMap, ivs);
     Value result = combine(b, combiner, accPosition, init, partial);
     guarded(/*lane0=*/true, [&] {
       memref::StoreOp::create(b, loc, result, out.get(), applyMap(b, loc, outMap, ivs));

@@ -1,0 +1,1 @@
+oflow-compile model.onnx --target cuda-emulated -O 0 --optimizer sgd --lr 0.1 -o train && ./train --steps 1 --dump-grads grads --export trained.onnx --check-memory --data g485_x2=g485_x2.npy --data g487_x1=g487_x1.npy
