@@ -298,9 +298,11 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   image->onnxModel = std::move(exportTemplate);
 
   if (options.target == Target::CudaEmulated &&
-      failed(runStage("CUDA kernels, emulated on the host", [](PassManager &pm) {
+      failed(runStage("CUDA kernels, emulated on the host", [&](PassManager &pm) {
         addGpuFormKernelsPipeline(pm);
-        pm.addNestedPass<func::FuncOp>(createEmulateGpuLaunches());
+        EmulateGpuLaunchesOptions emulate;
+        emulate.reverseThreads = options.emulateThreadsReversed;
+        pm.addNestedPass<func::FuncOp>(createEmulateGpuLaunches(emulate));
         return success();
       })))
     return 1;

@@ -1,4 +1,5 @@
 // RUN: oflow-opt %s --oflow-emulate-gpu-launches --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: oflow-opt %s --oflow-emulate-gpu-launches=reverse-threads=true --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=REV
 
 // A 1-D launch: the block and thread ids become the loop's induction
 // variables, the sizes its bounds; the body is kept as it is.
@@ -77,6 +78,15 @@ func.func @ids(%buf: memref<64xindex>) {
 //       CHECK:       memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<16xf32>
 //       CHECK:   memref.dealloc
 //   CHECK-NOT: gpu.
+// With reverse-threads, each interval runs thread 255 first, 0 last (a
+// kernel whose result depends on that order has a race):
+// REV-LABEL: func.func @rowsum
+//       REV:   scf.for %[[I:.*]] = %c0{{.*}} to %c256{{.*}} step %c1
+//       REV:     %[[T:.*]] = arith.subi %c255{{.*}}, %[[I]] : index
+//       REV:     memref.store %{{.*}}, %{{.*}}[%[[T]]]
+//       REV:   scf.for %[[I2:.*]] = %c0{{.*}} to %c256
+//       REV:     %[[T2:.*]] = arith.subi %c255{{.*}}, %[[I2]] : index
+//       REV:     arith.xori %[[T2]], %c16
 func.func @rowsum(%in: memref<16x64xf32>, %out: memref<16xf32>) {
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index

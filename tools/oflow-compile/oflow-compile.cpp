@@ -152,6 +152,11 @@ int run(int argc, char **argv) {
                "give every buffer bytes of its own in the arena (no sharing "
                "between values whose lifetimes do not overlap)")
       ->group(debugging);
+  app.add_flag("--emulate-threads-reversed", options.emulateThreadsReversed,
+               "--target cuda-emulated: run the threads of warp-synchronous "
+               "kernels in descending order; results that differ from the "
+               "ascending order's show a race between threads")
+      ->group(debugging);
   bool quiet = false;
   app.add_flag("-q,--quiet", quiet,
                "do not list the trained parameters and the memory plan");

@@ -449,7 +449,17 @@ def EmulateGpuLaunches : Pass<"oflow-emulate-gpu-launches", "mlir::func::FuncOp"
     disjoint bytes). Launches that need a GPU to mean anything (shuffles or
     barriers nested in other control flow, private memory, async tokens,
     clusters) are refused with an error.
+
+    With `reverse-threads`, each interval runs its threads in descending
+    order: a kernel whose threads race (one reads what another writes in the
+    same interval) then computes something else, so comparing the two
+    orders' results, bit for bit, finds the race
+    (`oflow-compile --emulate-threads-reversed`).
   }];
+  let options = [
+    Option<"reverseThreads", "reverse-threads", "bool", /*default=*/"false",
+           "run each interval's threads in descending order">,
+  ];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect"];
 }

@@ -90,6 +90,9 @@ struct CompileOptions {
   /// switched off so that a wrong result can be pinned on one of them.
   bool fuseElementwise = true;
   bool reuseBuffers = true;
+  /// --emulate-threads-reversed: cuda-emulated runs each interval of a
+  /// warp-synchronous kernel's threads in descending order (race finding).
+  bool emulateThreadsReversed = false;
   /// The GPU --emit=kernels judges the program with: a built-in profile's
   /// name (h200, h100, a100) or a JSON profile (oflow/Codegen/DeviceProfile.h).
   std::string device = "h200";

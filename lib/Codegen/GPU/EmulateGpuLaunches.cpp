@@ -110,8 +110,8 @@ Value component(const gpu::KernelDim3 &dims, gpu::Dimension dim) {
 /// operand's array at the partner thread.
 class SegmentedEmulation {
 public:
-  explicit SegmentedEmulation(gpu::LaunchOp launch)
-      : launch(launch), body(launch.getBody().front()) {}
+  SegmentedEmulation(gpu::LaunchOp launch, bool reverse)
+      : launch(launch), body(launch.getBody().front()), reverse(reverse) {}
 
   void run() {
     OpBuilder b(launch);
@@ -238,6 +238,9 @@ private:
     auto loop = scf::ForOp::create(outer, loc, zero, count, one);
     OpBuilder b = OpBuilder::atBlockBegin(loop.getBody());
     Value t = loop.getInductionVar();
+    if (reverse) // threads - 1 down to 0
+      t = arith::SubIOp::create(
+          b, loc, arith::ConstantIndexOp::create(b, loc, threads - 1), t);
     IRMapping mapping = fixed;
     Value cx = arith::ConstantIndexOp::create(b, loc, bx);
     Value cy = arith::ConstantIndexOp::create(b, loc, by);
@@ -318,6 +321,7 @@ private:
   gpu::LaunchOp launch;
   Block &body;
   int64_t bx = 1, by = 1, threads = 1;
+  bool reverse = false;
   IRMapping fixed;
   llvm::DenseMap<Operation *, size_t> interval;
   llvm::DenseMap<Value, Value> arrays;
@@ -403,21 +407,21 @@ SmallVector<gpu::LaunchOp> splitSegments(gpu::LaunchOp launch) {
   return out;
 }
 
-LogicalResult emulateOne(gpu::LaunchOp launch);
+LogicalResult emulateOne(gpu::LaunchOp launch, bool reverse);
 
-LogicalResult emulate(gpu::LaunchOp launch) {
+LogicalResult emulate(gpu::LaunchOp launch, bool reverse) {
   for (gpu::LaunchOp part : splitSegments(launch))
-    if (failed(emulateOne(part)))
+    if (failed(emulateOne(part, reverse)))
       return failure();
   return success();
 }
 
-LogicalResult emulateOne(gpu::LaunchOp launch) {
+LogicalResult emulateOne(gpu::LaunchOp launch, bool reverse) {
   std::string reason = unsupportedReason(launch);
   if (!reason.empty())
     return launch.emitOpError("cannot be emulated on the host: ") << reason;
   if (hasCollectives(launch) || !launch.getWorkgroupAttributions().empty()) {
-    SegmentedEmulation(launch).run();
+    SegmentedEmulation(launch, reverse).run();
     return success();
   }
   OpBuilder b(launch);
@@ -491,11 +495,12 @@ LogicalResult emulateMemset(gpu::MemsetOp memset) {
 
 struct EmulateGpuLaunchesPass
     : impl::EmulateGpuLaunchesBase<EmulateGpuLaunchesPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<gpu::LaunchOp> launches;
     getOperation().walk([&](gpu::LaunchOp launch) { launches.push_back(launch); });
     for (gpu::LaunchOp launch : launches)
-      if (failed(emulate(launch)))
+      if (failed(emulate(launch, reverseThreads)))
         return signalPassFailure();
     SmallVector<gpu::MemsetOp> memsets;
     getOperation().walk([&](gpu::MemsetOp memset) { memsets.push_back(memset); });
