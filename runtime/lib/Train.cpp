@@ -24,6 +24,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <optional>
 #include <set>
 #include <unistd.h>
@@ -32,11 +33,26 @@ namespace oflow_rt {
 
 namespace {
 volatile std::sig_atomic_t gSignal = 0;
+// /dev/null, opened before the handlers are installed (see onSignal).
+volatile std::sig_atomic_t gDevNull = -1;
 
 extern "C" void onSignal(int sig) {
   gSignal = sig;
-  // A second Ctrl-C kills at once, for a step that takes too long.
-  std::signal(sig, SIG_DFL);
+  // SIGTERM ends the job (a scheduler's preemption, mpirun passing it on):
+  // from here on no progress line may hold the final save up. Under mpirun,
+  // rank 0's stdout is a pseudo-terminal the launcher stops draining once it
+  // has forwarded the signal; the next line then blocked rank 0 in write()
+  // while the other ranks waited for it in the stop agreement, until
+  // mpirun's SIGKILL. stdout now goes to /dev/null (dup2 is async-signal-
+  // safe, and a write() the signal interrupted restarts on the new file).
+  // Errors still reach stderr. Ctrl-C (SIGINT) keeps stdout: a person
+  // watching the terminal wants the last lines.
+  if (sig == SIGTERM && gDevNull >= 0)
+    ::dup2(gDevNull, STDOUT_FILENO);
+  // A second Ctrl-C kills at once, for a step that takes too long. SIGTERM
+  // keeps its handler: a launcher may send it again during the final save.
+  if (sig == SIGINT)
+    std::signal(sig, SIG_DFL);
 }
 
 std::map<std::string, HostTensor> loadData(const Manifest &m,
@@ -289,6 +305,8 @@ int Trainer::run() {
                  "synthetic data\n", names.c_str());
   }
 
+  if (gDevNull < 0)
+    gDevNull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
 

@@ -405,6 +405,47 @@ def group_faults(h, model):
           f"one rank stopped: --collective-timeout 5 ends the job in {waited:.1f} s naming the "
           f"collective, axis and step ({m.group(0) if m else err.strip().splitlines()[-3:]})")
 
+    # SIGTERM to mpirun (a scheduler's preemption): mpirun passes it to the
+    # ranks, which agree on the step to stop at, save there and exit 143
+    # (mpirun itself exits 1). mpirun stays in the test's session: started
+    # in a session of its own, Open MPI 4.1 ends the ranks without a word.
+    # mpirun stops draining the ranks' stdout once it has forwarded the
+    # signal; rank 0's progress lines must not block the stop (they did,
+    # under ctest, until stdout turned non-blocking in the signal handler).
+    # mpirun's SIGKILL follows odls_base_sigkill_timeout seconds after the
+    # SIGTERM (1 by default): 10 here, for a loaded machine.
+    term = os.path.join(h.work, "ckpt-term")
+    log = os.path.join(h.work, "term.jsonl")
+    env["OMPI_MCA_odls_base_sigkill_timeout"] = "10"
+    job = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "4", exe, "--steps", "100000000",
+                            "--save", term, "--log-json", log] + data,
+                           cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and job.poll() is None:
+        if os.path.exists(log) and sum(1 for _ in open(log)) >= 20:
+            break
+        time.sleep(0.05)
+    t = time.time()
+    job.send_signal(signal.SIGTERM)
+    try:
+        err = job.communicate(timeout=60)[1]
+    except subprocess.TimeoutExpired:
+        job.kill()
+        subprocess.run(["pkill", "-KILL", "-f", exe])
+        err = job.communicate()[1]
+    m = re.search(r"stopped by signal 15 after step (\d+)", err)
+    check(m is not None and job.returncode != 0,
+          f"SIGTERM under mpirun: the ranks stop together and save "
+          f"(exit {job.returncode}, {time.time() - t:.1f} s): {err.strip().splitlines()[-1:]}")
+    if m:
+        done = int(m.group(1)) + 1
+        straight = h.train(exe, model, "2x2", steps=done + 3)
+        resumed = h.train(exe, model, "2x2", steps=3, extra=["--resume", term])
+        check(straight is not None and resumed is not None and resumed == straight[done:],
+              f"SIGTERM under mpirun: the checkpoint of step {done} resumes, and the next 3 steps "
+              f"repeat the straight run's losses bit for bit")
+
 
 GROUPS = {"dp": group_dp, "tp": group_tp, "2d": group_2d, "zero": group_zero,
           "plan": group_plan, "resume": group_resume, "faults": group_faults}
