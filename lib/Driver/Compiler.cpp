@@ -1,5 +1,6 @@
 //===- Compiler.cpp - run the pipeline up to --emit -----------------------===//
 #include "oflow/Driver/Driver.h"
+#include "MemoryLimit.h"
 #include "Pipelines.h"
 
 #include "OFlow/OFlowOps.h"
@@ -145,9 +146,20 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
                            "target has no kernels)";
       return 1;
     }
-    llvm::Expected<DeviceProfile> loaded = loadDeviceProfile(options.device);
-    if (!loaded) {
-      emitError(cliLoc) << "--device: " << llvm::toString(loaded.takeError());
+  }
+  // The planner prices compute on the same profile (a bad one fails here,
+  // before any work).
+  llvm::Expected<DeviceProfile> loaded = loadDeviceProfile(options.deviceName());
+  if (!loaded) {
+    emitError(cliLoc) << "--device: " << llvm::toString(loaded.takeError());
+    return 1;
+  }
+  std::optional<DeviceProfile> profile = *loaded;
+  if (kernelReport) {
+    if (!loaded->gpu) {
+      emitError(cliLoc) << "--emit=" << emitStageName(options.emit) << ": --device "
+                        << options.deviceName()
+                        << " is not a GPU profile (h200, h100, a100 or a GPU's JSON file)";
       return 1;
     }
     device = *loaded;
@@ -227,7 +239,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     if (options.emit == EmitStage::Sbp)
       return failed(finish(EmitStage::Sbp)) ? 1 : 0;
     if (options.emit == EmitStage::Plan)
-      planReport = describeSbpPlan(*module);
+      planReport = describeSbpPlan(*module, options.deviceName());
     if (failed(runStage("partition", [&](PassManager &pm) {
           addPartitionPasses(pm);
           return success();
@@ -255,6 +267,12 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
       })))
     return 1;
   reportMemoryPlan(*module, options);
+  MemoryLimit limit = memoryLimitFor(options, *profile);
+  std::string overLimit = memoryLimitError(measureMemoryUse(*module), limit);
+  if (!overLimit.empty() && options.emit != EmitStage::Plan) {
+    emitError(cliLoc) << overLimit;
+    return 1;
+  }
   if (kernelReport) {
     if (failed(runStage("CUDA: form and outline kernels", [](PassManager &pm) {
           addGpuOutlinedKernelsPipeline(pm);
@@ -270,7 +288,8 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
                : 0;
   }
   if (options.emit == EmitStage::Plan)
-    return failed(writeText(planReport + describeMemoryPlan(*module),
+    return failed(writeText(planReport + describeMemoryPlan(*module) +
+                                describeMemoryLimit(measureMemoryUse(*module), limit),
                             options, cliLoc))
                ? 1
                : 0;

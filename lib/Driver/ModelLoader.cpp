@@ -68,12 +68,33 @@ OwningOpRef<ModuleOp> loadModel(MLIRContext &context,
   if (!module)
     return nullptr;
 
-  if (!options.mesh.empty())
-    (*module)->setAttr(mlir::oflow::OFlowDialect::kMeshAttrName,
-                       mlir::oflow::MeshAttr::get(&context, options.mesh));
-  else if (!(*module)->hasAttr(mlir::oflow::OFlowDialect::kMeshAttrName))
-    (*module)->setAttr(mlir::oflow::OFlowDialect::kMeshAttrName,
-                       mlir::oflow::MeshAttr::get(&context, {1}));
+  auto mesh = (*module)->getAttrOfType<mlir::oflow::MeshAttr>(
+      mlir::oflow::OFlowDialect::kMeshAttrName);
+  if (!options.mesh.empty() || !mesh)
+    mesh = mlir::oflow::MeshAttr::get(
+        &context, options.mesh.empty() ? llvm::ArrayRef<int64_t>{1}
+                              : llvm::ArrayRef<int64_t>(options.mesh));
+  if (!options.meshNames.empty() || !options.links.empty()) {
+    auto attrs = [&](const std::vector<std::string> &texts,
+                     llvm::ArrayRef<StringAttr> kept) {
+      SmallVector<StringAttr> r(kept.begin(), kept.end());
+      if (!texts.empty()) {
+        r.clear();
+        for (const std::string &t : texts)
+          r.push_back(StringAttr::get(&context, t));
+      }
+      return r;
+    };
+    SmallVector<StringAttr> names = attrs(options.meshNames, mesh.getAxisNames());
+    SmallVector<StringAttr> links = attrs(options.links, mesh.getLinks());
+    Location cli = NameLoc::get(StringAttr::get(&context, "oflow-compile"));
+    mesh = mlir::oflow::MeshAttr::getChecked(
+        [&] { return emitError(cli) << "--mesh-names/--links: "; }, &context,
+        mesh.getShape(), ArrayRef<StringAttr>(names), ArrayRef<StringAttr>(links));
+    if (!mesh)
+      return nullptr;
+  }
+  (*module)->setAttr(mlir::oflow::OFlowDialect::kMeshAttrName, mesh);
   if (failed(verify(*module)))
     return nullptr;
   return module;

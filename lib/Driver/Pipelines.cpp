@@ -188,6 +188,8 @@ void addSbpPasses(PassManager &pm, const CompileOptions &options) {
   pm.addPass(createCSEPass());
   InferSbpOptions infer;
   infer.hints.assign(options.sbpHints.begin(), options.sbpHints.end());
+  infer.device = options.deviceName();
+  infer.precision = options.precision;
   pm.addPass(createInferSbp(infer));
   pm.addPass(createInsertBoxing());
   BucketCollectivesOptions bucket;

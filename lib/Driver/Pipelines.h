@@ -38,7 +38,7 @@ void addPartitionPasses(mlir::PassManager &pm);
 
 /// --emit=plan: tensors, layouts and collectives (after boxing, before
 /// partitioning) and the per-device memory (after memory planning).
-std::string describeSbpPlan(mlir::ModuleOp module);
+std::string describeSbpPlan(mlir::ModuleOp module, llvm::StringRef device);
 std::string describeMemoryPlan(mlir::ModuleOp module);
 /// Writes `text` to the output file (or stdout for "-").
 mlir::LogicalResult writeText(const std::string &text,

@@ -18,6 +18,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -44,7 +45,7 @@ static std::string shapeText(ArrayRef<int64_t> shape) {
   return s.empty() ? "scalar" : s;
 }
 
-std::string describeSbpPlan(ModuleOp module) {
+std::string describeSbpPlan(ModuleOp module, StringRef device) {
   auto meshAttr =
       module->getAttrOfType<of::MeshAttr>(of::OFlowDialect::kMeshAttrName);
   sbp::Mesh mesh = sbp::toPlanner(meshAttr);
@@ -52,7 +53,21 @@ std::string describeSbpPlan(ModuleOp module) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "# oflow plan: mesh " << shapeText(meshAttr.getShape()) << " ("
-     << meshAttr.getNumDevices() << " devices)\n";
+     << meshAttr.getNumDevices() << " devices), compute priced on device " << device
+     << "\n";
+  // What each axis's collectives are priced with.
+  for (int64_t a = 0, e = meshAttr.getNumAxes(); a < e; ++a) {
+    sbp::Link link = mesh.link(a);
+    os << "# mesh axis " << a;
+    if (!meshAttr.getAxisNames().empty())
+      os << " (" << meshAttr.getAxisNames()[a].getValue() << ")";
+    os << ": " << meshAttr.getShape()[a] << " devices, link "
+       << (meshAttr.getLinks().empty() ? StringRef("local (default)")
+                                       : meshAttr.getLinks()[a].getValue())
+       << llvm::format(", %.0f us + bytes / %.0f GB/s", link.alphaSeconds * 1e6,
+                       link.bytesPerSecond / 1e9)
+       << "\n";
+  }
   auto tensorLine = [&](StringRef kind, StringRef name, RankedTensorType type,
                         of::NdSbpAttr layout) {
     sbp::NdSbp nd = sbp::toPlanner(layout);

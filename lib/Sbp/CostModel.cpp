@@ -64,11 +64,11 @@ std::optional<NdSbp> parseNdSbp(llvm::StringRef text) {
 std::optional<Link> linkByName(llvm::StringRef kind) {
   std::string name = kind.trim().lower();
   if (name == "nvlink")
-    return Link{5e-6, 150e9};
+    return Link{10e-6, 370e9};
   if (name == "pcie")
     return Link{10e-6, 16e9};
   if (name == "ib" || name == "infiniband")
-    return Link{10e-6, 25e9};
+    return Link{46e-6, 46e9};
   if (name == "ethernet" || name == "eth")
     return Link{30e-6, 3e9};
   if (name == "local")
@@ -91,8 +91,9 @@ Link Mesh::link(int64_t meshAxis) const {
   return defaultLink();
 }
 
-Device cpuDevice() { return {100e9, 20e9}; }
-Device cudaDevice() { return {50e12, 2e12}; }
+Device deviceFor(const oflow::DeviceProfile &profile, llvm::StringRef precision) {
+  return {profile.gemmFlopsPerSecond(precision), profile.hbmBytesPerSecond};
+}
 
 double computeSeconds(const Device &device, double flops, double bytes) {
   return std::max(flops / device.flopsPerSecond, bytes / device.bytesPerSecond);

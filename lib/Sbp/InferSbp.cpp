@@ -45,9 +45,9 @@ struct Hint {
 
 class Planner {
 public:
-  Planner(ModuleOp module, of::MeshAttr meshAttr)
+  Planner(ModuleOp module, of::MeshAttr meshAttr, sbp::Device device)
       : ctx(module.getContext()), meshAttr(meshAttr),
-        mesh(sbp::toPlanner(meshAttr)), device(sbp::cpuDevice()) {}
+        mesh(sbp::toPlanner(meshAttr)), device(device) {}
 
   /// Parses the hints; false after reporting a malformed one.
   bool parseHints(ArrayRef<std::string> texts, Location loc);
@@ -552,7 +552,18 @@ struct InferSbp : ::oflow::impl::InferSbpBase<InferSbp> {
     auto mesh = module->getAttrOfType<of::MeshAttr>(of::OFlowDialect::kMeshAttrName);
     if (!mesh)
       mesh = of::MeshAttr::get(&getContext(), {1});
-    Planner planner(module, mesh);
+    llvm::Expected<::oflow::DeviceProfile> profile = ::oflow::loadDeviceProfile(device);
+    if (!profile) {
+      module.emitError() << "oflow-infer-sbp: " << llvm::toString(profile.takeError());
+      return signalPassFailure();
+    }
+    static constexpr StringRef kPrecisions[] = {"fp32", "tf32", "bf16", "fp16"};
+    if (!llvm::is_contained(kPrecisions, StringRef(precision))) {
+      module.emitError() << "oflow-infer-sbp: unknown precision '" << precision
+                         << "' (fp32, tf32, bf16 or fp16)";
+      return signalPassFailure();
+    }
+    Planner planner(module, mesh, sbp::deviceFor(*profile, precision));
     if (!planner.parseHints(hints, module.getLoc()) ||
         failed(planner.layOutVariables(module)))
       return signalPassFailure();

@@ -93,7 +93,9 @@ TEST(CostModelTest, ValidityAndLocalShape) {
 }
 
 TEST(CostModelTest, ComputeSecondsIsMonotonic) {
-  for (Device d : {cpuDevice(), cudaDevice()}) {
+  Device cpu = deviceFor(*oflow::builtinDeviceProfile("cpu"), "fp32");
+  Device h200 = deviceFor(*oflow::builtinDeviceProfile("h200"), "bf16");
+  for (Device d : {cpu, h200}) {
     double prev = computeSeconds(d, 0, 0);
     EXPECT_EQ(prev, 0);
     for (double x = 1e3; x < 1e15; x *= 10) {
@@ -103,8 +105,13 @@ TEST(CostModelTest, ComputeSecondsIsMonotonic) {
       prev = t;
     }
   }
-  EXPECT_LT(computeSeconds(cudaDevice(), 1e12, 1e9),
-            computeSeconds(cpuDevice(), 1e12, 1e9));
+  EXPECT_LT(computeSeconds(h200, 1e12, 1e9), computeSeconds(cpu, 1e12, 1e9));
+  // The planner's CPU rank is what it has always been; a GPU's GEMM rate
+  // follows the precision.
+  EXPECT_EQ(cpu.flopsPerSecond, 100e9);
+  EXPECT_EQ(cpu.bytesPerSecond, 20e9);
+  EXPECT_EQ(h200.flopsPerSecond, 650e12);
+  EXPECT_EQ(deviceFor(*oflow::builtinDeviceProfile("h200"), "fp32").flopsPerSecond, 50e12);
 }
 
 TEST(CostModelTest, LinksDefaultToLocal) {
@@ -153,7 +160,7 @@ TEST(BoxingPlannerTest, StepSecondsAreAlphaBeta) {
   Mesh m = mesh({4}, {"nvlink"});
   std::optional<BoxingPlan> p = planBoxing(m, {8, 12}, 4, nd("[P]"), nd("[B]"));
   ASSERT_TRUE(p);
-  EXPECT_DOUBLE_EQ(p->seconds, 5e-6 + 576 / 150e9);
+  EXPECT_DOUBLE_EQ(p->seconds, 10e-6 + 576 / 370e9);
   EXPECT_EQ(p->steps[0].str(), "all-reduce on mesh axis 0: [P(sum)] -> [B], 576 B/device");
   p = planBoxing(m, {8, 12}, 4, nd("[B]"), nd("[S(0)]"));
   EXPECT_EQ(p->seconds, 0);
@@ -238,7 +245,9 @@ TEST(BoxingPlannerTest, LargeTensorsUseHierarchicalAllReduce) {
 
 TEST(BoxingPlannerTest, SlowAxisCostsMore) {
   Mesh m = mesh({8, 4}, {"ib", "nvlink"});
-  llvm::SmallVector<int64_t> shape{64, 1024}; // 256 KiB
+  // 4 MiB: large enough that IB's bandwidth, not its 46 us, dominates (at
+  // 256 KiB the direct all-reduce is as fast).
+  llvm::SmallVector<int64_t> shape{64, 16384};
   std::optional<BoxingStep> slow = planOneAxisStep(
       m, shape, 4, nd("[P, B]"), nd("[B, B]"), 0);
   std::optional<BoxingStep> fast = planOneAxisStep(
@@ -251,7 +260,7 @@ TEST(BoxingPlannerTest, SlowAxisCostsMore) {
       planBoxing(m, shape, 4, nd("[P, B]"), nd("[B, B]"));
   ASSERT_TRUE(p);
   EXPECT_LT(p->seconds, slow->seconds);
-  EXPECT_EQ(summary(*p), "local-slice@1 0; all-reduce@0 114688; all-gather@1 196608");
+  EXPECT_EQ(summary(*p), "local-slice@1 0; all-reduce@0 1835008; all-gather@1 3145728");
 }
 
 TEST(BoxingPlannerTest, EveryPairIsWellFormedAndDeterministic) {

@@ -7,7 +7,7 @@
 // device profiles' JSON form.
 //
 //===----------------------------------------------------------------------===//
-#include "oflow/Codegen/DeviceProfile.h"
+#include "oflow/Support/DeviceProfile.h"
 #include "oflow/Codegen/KernelReport.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -345,53 +345,6 @@ TEST_F(KernelReportTest, BoundsCheckedLanesDoNotCount) {
   // 300 points: 10 warps with a lane on (the last has 12); 300 multiplies.
   EXPECT_DOUBLE_EQ(k.flops, 300);
   EXPECT_DOUBLE_EQ(k.hbmBytes, 2 * 1216); // 38 sectors read, 38 written
-}
-
-TEST(DeviceProfileTest, BuiltinsRoundTripThroughJson) {
-  for (const std::string &name : ::oflow::builtinDeviceProfileNames()) {
-    auto builtin = ::oflow::builtinDeviceProfile(name);
-    ASSERT_TRUE(builtin);
-    SmallString<128> path;
-    ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("profile", "json", path));
-    {
-      std::error_code ec;
-      llvm::raw_fd_ostream os(path, ec);
-      os << ::oflow::deviceProfileJson(*builtin);
-    }
-    auto loaded = ::oflow::loadDeviceProfile(path);
-    llvm::sys::fs::remove(path);
-    ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
-    EXPECT_EQ(loaded->name, name);
-    EXPECT_EQ(loaded->hbmBytesPerSecond, builtin->hbmBytesPerSecond);
-    EXPECT_EQ(loaded->bf16FlopsPerSecond, builtin->bf16FlopsPerSecond);
-    EXPECT_EQ(loaded->residentThreads(), builtin->residentThreads());
-  }
-  auto h200 = ::oflow::builtinDeviceProfile("h200");
-  EXPECT_EQ(h200->hbmBytesPerSecond, 4.3e12);
-  EXPECT_EQ(h200->gemmFlopsPerSecond("bf16"), 650e12);
-  EXPECT_EQ(h200->gemmFlopsPerSecond("tf32"), 330e12);
-  EXPECT_EQ(h200->gemmFlopsPerSecond("fp32"), 50e12);
-}
-
-TEST(DeviceProfileTest, BadProfilesNameTheProblem) {
-  auto missing = ::oflow::loadDeviceProfile("no-such-gpu");
-  ASSERT_FALSE(static_cast<bool>(missing));
-  std::string message = llvm::toString(missing.takeError());
-  EXPECT_NE(message.find("not a built-in profile (h200, h100, a100)"), std::string::npos)
-      << message;
-  SmallString<128> path;
-  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("profile", "json", path));
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    os << R"({"name": "x", "hbm_bytes_per_s": -1})";
-  }
-  auto bad = ::oflow::loadDeviceProfile(path);
-  llvm::sys::fs::remove(path);
-  ASSERT_FALSE(static_cast<bool>(bad));
-  message = llvm::toString(bad.takeError());
-  EXPECT_NE(message.find("\"hbm_bytes_per_s\" must be a positive number"), std::string::npos)
-      << message;
 }
 
 } // namespace

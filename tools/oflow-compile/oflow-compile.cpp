@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "oflow/Driver/Driver.h"
+#include "oflow/Support/ByteSize.h"
 
 #include "OFlow/OFlowAttrs.h"
 
@@ -84,6 +85,14 @@ int run(int argc, char **argv) {
   app.add_option("--mesh", mesh,
                  "device mesh as axis sizes, e.g. 8 or 8x4 (default: 1 "
                  "device); ranks map row-major, the last axis fastest");
+  app.add_option("--mesh-names", options.meshNames,
+                 "names of the mesh axes, e.g. node,gpu (one per axis)")
+      ->delimiter(',');
+  app.add_option("--links", options.links,
+                 "what connects the devices along each mesh axis, e.g. "
+                 "ib,nvlink: local (default), nvlink, pcie, ib or ethernet; "
+                 "the planner prices each axis's collectives with its link")
+      ->delimiter(',');
   app.add_option("--sbp", options.sbpHints,
                  "layout of a variable or graph input: NAME=LAYOUT with one "
                  "S(i), B or P per mesh axis, e.g. fc1.weight=S(0) or "
@@ -110,8 +119,14 @@ int run(int argc, char **argv) {
                      " (default exe)")
       ->check(CLI::IsMember(oflow::emitStageNames()));
   app.add_option("--device", options.device,
-                 "the GPU --emit=kernels predicts for: h200 (default), h100, "
-                 "a100, or a JSON profile file");
+                 "the device the planner prices compute on and --emit=kernels "
+                 "predicts for: h200, h100, a100, cpu, or a JSON profile file "
+                 "(default: cpu for --target cpu, h200 for the CUDA targets)");
+  std::string memoryLimit;
+  app.add_option("--memory-limit", memoryLimit,
+                 "bytes per device the plan must fit in (state, inputs and "
+                 "outputs, activations), with a unit: 512MiB, 76GiB (default: "
+                 "the --device's memory less 4 GiB; none for cpu)");
   app.add_flag("--print-weights", options.printWeights,
                "print weights in full in IR output (default: elided)");
   int64_t batch = 0;
@@ -235,6 +250,16 @@ int run(int argc, char **argv) {
       return 1;
     }
     options.mesh.assign(shape->begin(), shape->end());
+  }
+  if (!memoryLimit.empty()) {
+    std::optional<int64_t> bytes = oflow::parseByteSize(memoryLimit);
+    if (!bytes) {
+      llvm::errs() << "oflow-compile: error: --memory-limit: '" << memoryLimit
+                   << "' is not a size (a positive number with a unit: 512MiB, "
+                      "76GiB, 1.5GB)\n";
+      return 1;
+    }
+    options.memoryLimit = *bytes;
   }
   options.target = target == "cpu"             ? oflow::Target::Cpu
                    : target == "cuda-emulated" ? oflow::Target::CudaEmulated

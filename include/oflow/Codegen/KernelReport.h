@@ -24,7 +24,7 @@
 #ifndef OFLOW_CODEGEN_KERNELREPORT_H
 #define OFLOW_CODEGEN_KERNELREPORT_H
 
-#include "oflow/Codegen/DeviceProfile.h"
+#include "oflow/Support/DeviceProfile.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

@@ -65,6 +65,9 @@ struct CompileOptions {
   /// Axis sizes of the device mesh; empty keeps the model's (native IR) or
   /// uses one device.
   std::vector<int64_t> mesh;
+  /// Names and link kinds of the mesh axes (--mesh-names, --links; one per
+  /// axis), set on the mesh (--mesh's or the model's); empty: unchanged.
+  std::vector<std::string> meshNames, links;
   Target target = Target::Cuda;
   EmitStage emit = EmitStage::Exe;
   bool printWeights = false;
@@ -93,9 +96,18 @@ struct CompileOptions {
   /// --emulate-threads-reversed: cuda-emulated runs each interval of a
   /// warp-synchronous kernel's threads in descending order (race finding).
   bool emulateThreadsReversed = false;
-  /// The GPU --emit=kernels judges the program with: a built-in profile's
-  /// name (h200, h100, a100) or a JSON profile (oflow/Codegen/DeviceProfile.h).
-  std::string device = "h200";
+  /// The device the SBP planner prices compute on and --emit=kernels judges
+  /// the kernels with: a built-in profile's name (h200, h100, a100, cpu) or a
+  /// JSON profile (oflow/Support/DeviceProfile.h). Empty: cpu for the CPU
+  /// target, h200 for the CUDA targets (deviceName()).
+  std::string device;
+  /// Bytes per device the plan must fit in (--memory-limit); 0: the
+  /// device's memory less 4 GiB where the profile knows it, else none.
+  int64_t memoryLimit = 0;
+  /// `device`, or the target's default.
+  std::string deviceName() const {
+    return !device.empty() ? device : target == Target::Cpu ? "cpu" : "h200";
+  }
   TrainingOptions training;
   ImportOptions import;
 };

@@ -15,6 +15,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "oflow/Support/DeviceProfile.h"
 
 #include <cstdint>
 #include <optional>
@@ -63,10 +64,14 @@ struct Link {
   double bytesPerSecond;
 };
 
-/// Round numbers per link kind (per direction, per device):
-///   nvlink    5 us, 150 GB/s   (GPUs inside one node)
+/// Round numbers per link kind: latency, and the bus bandwidth a device
+/// sustains in ring collectives (NCCL's busbw: the bytes each device sends,
+/// which the boxing planner counts, per second):
+///   nvlink   10 us, 370 GB/s   (NVLink 4 inside an H100/H200 node; NVLS
+///                               all-reduce reaches ~480, not modelled)
 ///   pcie     10 us,  16 GB/s
-///   ib       10 us,  25 GB/s   (InfiniBand HDR across nodes)
+///   ib       46 us,  46 GB/s   (400 Gb/s InfiniBand across nodes, one NIC
+///                               per GPU: 8 rails, ~370 GB/s per node)
 ///   ethernet 30 us,   3 GB/s
 ///   local     2 us,  10 GB/s   (CPU ranks on one machine, shared memory)
 /// std::nullopt for an unknown name.
@@ -90,10 +95,11 @@ struct Device {
   double bytesPerSecond;
 };
 
-/// One CPU rank: 100 GFLOP/s (a few vectorised cores), 20 GB/s of memory.
-Device cpuDevice();
-/// One datacenter GPU: 50 TFLOP/s (TF32 tensor cores, achievable), 2 TB/s HBM.
-Device cudaDevice();
+/// The rate model of `profile` (`--device`) for a program whose GEMMs run in
+/// `precision` (fp32, tf32, bf16, fp16): that precision's GEMM rate and the
+/// memory bandwidth. The built-in `cpu` profile gives one CPU rank, 100
+/// GFLOP/s and 20 GB/s, what the planner has always assumed.
+Device deviceFor(const oflow::DeviceProfile &profile, llvm::StringRef precision);
 
 /// Seconds for `flops` arithmetic and `bytes` of memory traffic on `device`.
 /// Roofline: max(flops / F, bytes / B), i.e. compute and traffic overlap and

@@ -70,10 +70,20 @@ def InferSbp : Pass<"oflow-infer-sbp", "::mlir::ModuleOp"> {
     like `*.weight` is allowed) and LAYOUT one entry per mesh axis joined by
     `;` or `/` in pass options (`S(0);B`), e.g.
     `oflow-infer-sbp{sbp=fc1.weight=S(0)}`; `oflow.sbp_hint` ops in the IR.
+
+    Compute is priced on `device` (a built-in profile, `cpu`, `h200`, `h100`,
+    `a100`, or a JSON profile file: the `--device` of the kernel report) at
+    the GEMM rate of `precision`; collectives on each mesh axis's link
+    (`#oflow.mesh<..., links = [...]>`).
   }];
   let options = [
     ListOption<"hints", "sbp", "std::string",
                "NAME=LAYOUT layouts for variables and inputs">,
+    Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
+           "device profile compute is priced on: cpu, h200, h100, a100 or a "
+           "JSON file">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "the GEMMs' precision (fp32, tf32, bf16, fp16)">,
   ];
   let dependentDialects = ["::mlir::oflow::OFlowDialect"];
 }

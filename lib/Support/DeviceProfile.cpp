@@ -1,5 +1,5 @@
-//===- DeviceProfile.cpp - built-in GPU profiles and their JSON form ------===//
-#include "oflow/Codegen/DeviceProfile.h"
+//===- DeviceProfile.cpp - built-in device profiles and their JSON form ---===//
+#include "oflow/Support/DeviceProfile.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -17,17 +17,19 @@ double DeviceProfile::gemmFlopsPerSecond(llvm::StringRef precision) const {
 }
 
 namespace {
-/// name, HBM B/s, bf16 = fp16, tf32, fp32 FLOP/s (about two thirds of the
-/// dense datasheet figures: what cuBLASLt sustains), SMs.
+/// name, memory B/s, bf16 = fp16, tf32, fp32 FLOP/s (GPUs: about two thirds
+/// of the dense datasheet figures, what cuBLASLt sustains), SMs, memory.
 struct Builtin {
   const char *name;
   double hbm, half, tf32, fp32;
   int64_t sms;
+  double memoryBytes;
 };
+constexpr double kGiB = 1024.0 * 1024 * 1024;
 constexpr Builtin kBuiltins[] = {
-    {"h200", 4.3e12, 650e12, 330e12, 50e12, 132},
-    {"h100", 3.35e12, 650e12, 330e12, 45e12, 132},
-    {"a100", 2.0e12, 210e12, 105e12, 13e12, 108},
+    {"h200", 4.3e12, 650e12, 330e12, 50e12, 132, 140 * kGiB},
+    {"h100", 3.35e12, 650e12, 330e12, 45e12, 132, 80 * kGiB},
+    {"a100", 2.0e12, 210e12, 105e12, 13e12, 108, 80 * kGiB},
 };
 } // namespace
 
@@ -35,10 +37,27 @@ std::vector<std::string> builtinDeviceProfileNames() {
   std::vector<std::string> names;
   for (const Builtin &b : kBuiltins)
     names.push_back(b.name);
+  names.push_back("cpu");
   return names;
 }
 
 std::optional<DeviceProfile> builtinDeviceProfile(llvm::StringRef name) {
+  if (name == "cpu") {
+    // One CPU rank: a few vectorised cores, 100 GFLOP/s in every precision
+    // (no faster GEMM units), 20 GB/s of memory. No kernels: the latency,
+    // launch and thread figures only keep the schema whole.
+    DeviceProfile p;
+    p.name = "cpu";
+    p.hbmBytesPerSecond = 20e9;
+    p.bf16FlopsPerSecond = p.fp16FlopsPerSecond = 100e9;
+    p.tf32FlopsPerSecond = p.fp32FlopsPerSecond = 100e9;
+    p.memoryLatencySeconds = 100e-9;
+    p.launchSeconds = p.graphLaunchSeconds = 1e-6;
+    p.multiprocessors = 1;
+    p.maxThreadsPerMultiprocessor = 1;
+    p.gpu = false;
+    return p;
+  }
   for (const Builtin &b : kBuiltins) {
     if (name != b.name)
       continue;
@@ -53,6 +72,7 @@ std::optional<DeviceProfile> builtinDeviceProfile(llvm::StringRef name) {
     p.graphLaunchSeconds = 1e-6;
     p.multiprocessors = b.sms;
     p.maxThreadsPerMultiprocessor = 2048;
+    p.memoryBytes = b.memoryBytes;
     return p;
   }
   return std::nullopt;
@@ -114,6 +134,11 @@ llvm::Expected<DeviceProfile> loadDeviceProfile(llvm::StringRef nameOrPath) {
       return profileError(nameOrPath, "flops_per_s: " + llvm::toString(std::move(e)));
   p.multiprocessors = static_cast<int64_t>(sms);
   p.maxThreadsPerMultiprocessor = static_cast<int64_t>(threads);
+  if (root->get("memory_bytes"))
+    if (llvm::Error e = number(*root, "memory_bytes", p.memoryBytes))
+      return std::move(e);
+  // A calibration file describes a GPU unless it says "gpu": false.
+  p.gpu = root->getBoolean("gpu").value_or(true);
   return p;
 }
 
@@ -131,6 +156,10 @@ std::string deviceProfileJson(const DeviceProfile &p) {
       {"graph_launch_s", p.graphLaunchSeconds},
       {"multiprocessors", p.multiprocessors},
       {"max_threads_per_multiprocessor", p.maxThreadsPerMultiprocessor}};
+  if (p.memoryBytes > 0)
+    v.getAsObject()->try_emplace("memory_bytes", p.memoryBytes);
+  if (!p.gpu)
+    v.getAsObject()->try_emplace("gpu", false);
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", v);

@@ -1,16 +1,21 @@
-//===- DeviceProfile.h - what a GPU can do, for cost models ---*- C++ -*-===//
+//===- DeviceProfile.h - what a device can do, for cost models -*- C++ -*-===//
 //
-// The figures the kernel cost report (and later the SBP planner) judges a
-// program with: sustained HBM bandwidth, the FLOP rates cuBLASLt reaches per
-// precision (about two thirds of the datasheet), memory latency, launch
-// overhead and how many threads the chip keeps resident. Built-in profiles
-// (h200, h100, a100) are never edited; a GPU calibration writes its own JSON
-// file, read with the same schema:
+// The figures the kernel cost report and the SBP planner judge a program
+// with (one struct, one flag, `--device`): sustained memory bandwidth, the
+// FLOP rates GEMMs reach per precision (on GPUs what cuBLASLt sustains,
+// about two thirds of the datasheet), memory latency, launch overhead, how
+// many threads the chip keeps resident and its memory capacity. Built-in
+// profiles (h200, h100, a100, cpu) are never edited; a GPU calibration
+// writes its own JSON file, read with the same schema ("memory_bytes" may
+// be left out of a file: capacity unknown; "gpu": false marks a CPU):
 //
-//   {"name": "h200", "hbm_bytes_per_s": 4.3e12,
+//   {"name": "h200", "hbm_bytes_per_s": 4.3e12, "memory_bytes": 150323855360,
 //    "flops_per_s": {"bf16": 6.5e14, "fp16": 6.5e14, "tf32": 3.3e14, "fp32": 5e13},
 //    "memory_latency_s": 6e-7, "launch_s": 4e-6, "graph_launch_s": 1e-6,
 //    "multiprocessors": 132, "max_threads_per_multiprocessor": 2048}
+//
+// `cpu` is one CPU rank as the planner has always priced it (100 GFLOP/s,
+// 20 GB/s); its latency, launch and thread figures are nominal (no kernels).
 //
 //===----------------------------------------------------------------------===//
 #ifndef OFLOW_CODEGEN_DEVICEPROFILE_H
@@ -38,6 +43,11 @@ struct DeviceProfile {
   double graphLaunchSeconds = 0; ///< per kernel node of a CUDA graph
   int64_t multiprocessors = 0;
   int64_t maxThreadsPerMultiprocessor = 0;
+  /// Device memory in bytes; 0 when unknown (a file that leaves it out, the
+  /// cpu profile: the host's memory).
+  double memoryBytes = 0;
+  /// Whether it is a GPU (what the kernel report can predict for).
+  bool gpu = true;
 
   /// The GEMM rate for "bf16", "fp16", "tf32" or "fp32".
   double gemmFlopsPerSecond(llvm::StringRef precision) const;
@@ -52,7 +62,7 @@ std::vector<std::string> builtinDeviceProfileNames();
 /// A built-in profile, or nullopt.
 std::optional<DeviceProfile> builtinDeviceProfile(llvm::StringRef name);
 /// A built-in profile's name or a JSON file's path (schema above; every
-/// field required, every figure positive).
+/// field but memory_bytes required, every figure positive).
 llvm::Expected<DeviceProfile> loadDeviceProfile(llvm::StringRef nameOrPath);
 /// `profile` in the JSON schema above.
 std::string deviceProfileJson(const DeviceProfile &profile);
