@@ -4,6 +4,7 @@
 #include "Pipelines.h"
 
 #include "OFlow/OFlowOps.h"
+#include "oflow/Support/ByteSize.h"
 #include "oflow/Codegen/KernelReport.h"
 #include "oflow/Codegen/Passes.h"
 #include "oflow/Codegen/Program.h"
@@ -84,6 +85,15 @@ static std::string humanBytes(int64_t bytes) {
   else
     std::snprintf(text, sizeof text, "%.1f KiB", bytes / 1024.0);
   return text;
+}
+
+/// How --shard-state's choices read in messages.
+static std::string shardStateName(StringRef state) {
+  if (state == "optimizer")
+    return "optimizer state sharded (ZeRO-2)";
+  if (state == "all")
+    return "parameters and optimizer state sharded (ZeRO-3)";
+  return "data parallel";
 }
 
 /// The parameters being trained and the memory plan, on stderr.
@@ -226,49 +236,93 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   auto mesh = (*module)->getAttrOfType<mlir::oflow::MeshAttr>(
       mlir::oflow::OFlowDialect::kMeshAttrName);
   multiDevice |= mesh && mesh.getNumDevices() > 1;
-  if (multiDevice || options.emit == EmitStage::Sbp ||
-      options.emit == EmitStage::Partitioned || options.emit == EmitStage::Plan) {
-    if (!mesh)
-      module.get()->setAttr(mlir::oflow::OFlowDialect::kMeshAttrName,
-                            mlir::oflow::MeshAttr::get(&context, {1}));
-    if (failed(runStage("SBP: choose layouts, insert boxing", [&](PassManager &pm) {
-          addSbpPasses(pm, options);
-          return success();
-        })))
-      return 1;
-    if (options.emit == EmitStage::Sbp)
-      return failed(finish(EmitStage::Sbp)) ? 1 : 0;
-    if (options.emit == EmitStage::Plan)
-      planReport = describeSbpPlan(*module, options.deviceName());
-    if (failed(runStage("partition", [&](PassManager &pm) {
-          addPartitionPasses(pm);
-          return success();
-        })))
-      return 1;
-    if (options.emit == EmitStage::Partitioned)
-      return failed(finish(EmitStage::Partitioned)) ? 1 : 0;
-  }
-
-  if (failed(runStage("lower to linalg", [&](PassManager &pm) {
-        return addLinalgPasses(pm, options);
-      })))
-    return 1;
-  if (options.emit == EmitStage::Linalg)
-    return failed(finish(EmitStage::Linalg)) ? 1 : 0;
-
-  bool gpu = cuda || options.target == Target::CudaEmulated;
-  if (failed(runStage("bufferize, plan memory", [&](PassManager &pm) {
-        BufferizeOptions bufferize;
-        bufferize.gpu = gpu;
-        bufferize.fuseElementwise = options.fuseElementwise;
-        bufferize.reuseBuffers = options.reuseBuffers;
-        addBufferizePipeline(pm, bufferize);
-        return success();
-      })))
-    return 1;
-  reportMemoryPlan(*module, options);
+  bool sbpStages = multiDevice || options.emit == EmitStage::Sbp ||
+                   options.emit == EmitStage::Partitioned || options.emit == EmitStage::Plan;
+  if (sbpStages && !mesh)
+    module.get()->setAttr(mlir::oflow::OFlowDialect::kMeshAttrName,
+                          mlir::oflow::MeshAttr::get(&context, {1}));
   MemoryLimit limit = memoryLimitFor(options, *profile);
-  std::string overLimit = memoryLimitError(measureMemoryUse(*module), limit);
+  // --shard-state auto: data parallelism first; when its plan does not fit
+  // the memory limit, the optimizer state split over the mesh (ZeRO-2: the
+  // same bytes sent), then the parameters too (ZeRO-3: more all-gathers),
+  // cheapest first. Each try plans from the training graph again.
+  bool search = options.shardState == "auto" && multiDevice && limit.bytes > 0 &&
+                options.emit != EmitStage::Sbp && options.emit != EmitStage::Partitioned &&
+                options.emit != EmitStage::Linalg;
+  std::vector<std::string> tries = {options.shardState == "auto" ? "none" : options.shardState};
+  if (search)
+    tries = {"none", "optimizer", "all"};
+  OwningOpRef<ModuleOp> trainingGraph;
+  if (tries.size() > 1)
+    trainingGraph = module->clone();
+  std::string overLimit, triedText;
+  int64_t smallest = 0;
+  bool gpu = cuda || options.target == Target::CudaEmulated;
+  for (size_t t = 0; t < tries.size(); ++t) {
+    CompileOptions planOptions = options;
+    planOptions.shardState = tries[t];
+    if (t > 0)
+      module = trainingGraph->clone();
+    if (sbpStages) {
+      if (failed(runStage("SBP: choose layouts, insert boxing", [&](PassManager &pm) {
+            addSbpPasses(pm, planOptions);
+            return success();
+          })))
+        return 1;
+      if (options.emit == EmitStage::Sbp)
+        return failed(finish(EmitStage::Sbp)) ? 1 : 0;
+      if (options.emit == EmitStage::Plan)
+        planReport = describeSbpPlan(*module, options.deviceName());
+      if (failed(runStage("partition", [&](PassManager &pm) {
+            addPartitionPasses(pm);
+            return success();
+          })))
+        return 1;
+      if (options.emit == EmitStage::Partitioned)
+        return failed(finish(EmitStage::Partitioned)) ? 1 : 0;
+    }
+
+    if (failed(runStage("lower to linalg", [&](PassManager &pm) {
+          return addLinalgPasses(pm, options);
+        })))
+      return 1;
+    if (options.emit == EmitStage::Linalg)
+      return failed(finish(EmitStage::Linalg)) ? 1 : 0;
+
+    if (failed(runStage("bufferize, plan memory", [&](PassManager &pm) {
+          BufferizeOptions bufferize;
+          bufferize.gpu = gpu;
+          bufferize.fuseElementwise = options.fuseElementwise;
+          bufferize.reuseBuffers = options.reuseBuffers;
+          addBufferizePipeline(pm, bufferize);
+          return success();
+        })))
+      return 1;
+    MemoryUse use = measureMemoryUse(*module);
+    std::string error = memoryLimitError(use, limit);
+    if (search)
+      triedText += (triedText.empty() ? "" : ", ") + shardStateName(tries[t]) + " " +
+                   formatByteSize(use.total());
+    if (error.empty()) {
+      if (t > 0 && options.verbose)
+        llvm::errs() << "oflow-compile: memory: " << triedText << " per device; the limit is "
+                     << formatByteSize(limit.bytes) << " (" << limit.source << "): "
+                     << shardStateName(tries[t]) << "\n";
+      if (search)
+        planReport += "memory_search tried=" + std::to_string(t + 1) +
+                      " chosen=" + tries[t] + "\n";
+      overLimit.clear();
+      break;
+    }
+    // Keep the smallest plan's account for the error.
+    if (overLimit.empty() || use.total() < smallest) {
+      overLimit = error;
+      smallest = use.total();
+    }
+  }
+  reportMemoryPlan(*module, options);
+  if (!overLimit.empty() && search)
+    overLimit = "no plan fits (" + triedText + " per device); the smallest: " + overLimit;
   if (!overLimit.empty() && options.emit != EmitStage::Plan) {
     emitError(cliLoc) << overLimit;
     return 1;

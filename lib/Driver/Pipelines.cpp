@@ -190,6 +190,7 @@ void addSbpPasses(PassManager &pm, const CompileOptions &options) {
   infer.hints.assign(options.sbpHints.begin(), options.sbpHints.end());
   infer.device = options.deviceName();
   infer.precision = options.precision;
+  infer.shardState = options.shardState == "auto" ? "none" : options.shardState;
   pm.addPass(createInferSbp(infer));
   pm.addPass(createInsertBoxing());
   BucketCollectivesOptions bucket;

@@ -15,6 +15,7 @@
 #include "oflow/Sbp/SbpConversions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/GlobPattern.h"
 
 #include <algorithm>
@@ -45,9 +46,12 @@ struct Hint {
 
 class Planner {
 public:
-  Planner(ModuleOp module, of::MeshAttr meshAttr, sbp::Device device)
+  enum class ShardState { None, Optimizer, All };
+
+  Planner(ModuleOp module, of::MeshAttr meshAttr, sbp::Device device,
+          ShardState shardState)
       : ctx(module.getContext()), meshAttr(meshAttr),
-        mesh(sbp::toPlanner(meshAttr)), device(device) {}
+        mesh(sbp::toPlanner(meshAttr)), device(device), shardState(shardState) {}
 
   /// Parses the hints; false after reporting a malformed one.
   bool parseHints(ArrayRef<std::string> texts, Location loc);
@@ -83,6 +87,10 @@ private:
   of::MeshAttr meshAttr;
   sbp::Mesh mesh;
   sbp::Device device;
+  ShardState shardState;
+  /// `shape` split over every mesh axis (each along the first tensor axis
+  /// it still divides; B where none does).
+  of::NdSbpAttr shardedLayout(ArrayRef<int64_t> shape);
   SmallVector<Hint> hints;
   DenseMap<Value, of::NdSbpAttr> layouts;
   DenseMap<std::tuple<Type, Attribute, Attribute>, double> boxingCache;
@@ -171,6 +179,10 @@ LogicalResult Planner::layOutVariables(ModuleOp module) {
     // of the first parameter, whatever that parameter's layout).
     if (!layout && cast<RankedTensorType>(var.getType()).getRank() == 0)
       layout = all;
+    bool slot = var.getRole() == of::VariableRole::optimizer;
+    if (!layout && ((slot && shardState != ShardState::None) ||
+                    (var.getRole() == of::VariableRole::param && shardState == ShardState::All)))
+      layout = shardedLayout(cast<RankedTensorType>(var.getType()).getShape());
     if (!layout && var.getOfAttr())
       layout = variableLayouts.lookup(var.getOfAttr().getValue());
     if (!layout)
@@ -189,6 +201,22 @@ LogicalResult Planner::layOutVariables(ModuleOp module) {
     variableLayouts[var.getSymName()] = layout;
   }
   return success();
+}
+
+of::NdSbpAttr Planner::shardedLayout(ArrayRef<int64_t> shape) {
+  SmallVector<of::SbpAttr> entries;
+  SmallVector<int64_t> factor(shape.size(), 1);
+  for (int64_t size : meshAttr.getShape()) {
+    of::SbpAttr entry = of::SbpAttr::getBroadcast(ctx);
+    for (auto [d, extent] : llvm::enumerate(shape))
+      if (size > 1 && extent % (factor[d] * size) == 0) {
+        factor[d] *= size;
+        entry = of::SbpAttr::getSplit(ctx, d);
+        break;
+      }
+    entries.push_back(entry);
+  }
+  return of::NdSbpAttr::get(ctx, entries);
 }
 
 double Planner::boxingSeconds(Value value, of::NdSbpAttr from,
@@ -563,7 +591,18 @@ struct InferSbp : ::oflow::impl::InferSbpBase<InferSbp> {
                          << "' (fp32, tf32, bf16 or fp16)";
       return signalPassFailure();
     }
-    Planner planner(module, mesh, sbp::deviceFor(*profile, precision));
+    std::optional<Planner::ShardState> shard =
+        llvm::StringSwitch<std::optional<Planner::ShardState>>(shardState)
+            .Case("none", Planner::ShardState::None)
+            .Case("optimizer", Planner::ShardState::Optimizer)
+            .Case("all", Planner::ShardState::All)
+            .Default(std::nullopt);
+    if (!shard) {
+      module.emitError() << "oflow-infer-sbp: unknown shard-state '" << shardState
+                         << "' (none, optimizer or all)";
+      return signalPassFailure();
+    }
+    Planner planner(module, mesh, sbp::deviceFor(*profile, precision), *shard);
     if (!planner.parseHints(hints, module.getLoc()) ||
         failed(planner.layOutVariables(module)))
       return signalPassFailure();

@@ -8,6 +8,7 @@
 #include "oflow_rt/Program.h"
 
 #include <cstring>
+#include <string>
 
 namespace oflow_rt {
 
@@ -27,6 +28,12 @@ public:
   }
   void poisonArena() override {
     std::memset(arena->data(), 0xFF, arena->size());
+  }
+  /// What this rank allocated for the program (--log-json), as the CUDA
+  /// device reports its own: what --memory-limit is checked against.
+  std::string jsonFields() override {
+    return ", \"device_bytes\": " +
+           std::to_string(state->size() + io->size() + arena->size());
   }
 
 private:

@@ -127,6 +127,12 @@ int run(int argc, char **argv) {
                  "bytes per device the plan must fit in (state, inputs and "
                  "outputs, activations), with a unit: 512MiB, 76GiB (default: "
                  "the --device's memory less 4 GiB; none for cpu)");
+  app.add_option("--shard-state", options.shardState,
+                 "variables without an --sbp hint on a mesh: none (whole on "
+                 "every device: data parallel), optimizer (optimizer state "
+                 "split: ZeRO-2), all (parameters too: ZeRO-3), auto "
+                 "(default: the first whose plan fits --memory-limit)")
+      ->check(CLI::IsMember({"none", "optimizer", "all", "auto"}));
   app.add_flag("--print-weights", options.printWeights,
                "print weights in full in IR output (default: elided)");
   int64_t batch = 0;

@@ -101,6 +101,11 @@ struct CompileOptions {
   /// JSON profile (oflow/Support/DeviceProfile.h). Empty: cpu for the CPU
   /// target, h200 for the CUDA targets (deviceName()).
   std::string device;
+  /// Variables without an --sbp hint (--shard-state): none (B, data
+  /// parallel), optimizer (slots split over the mesh: ZeRO-2), all
+  /// (parameters too: ZeRO-3), auto (the first of these whose plan fits the
+  /// memory limit).
+  std::string shardState = "auto";
   /// Bytes per device the plan must fit in (--memory-limit); 0: the
   /// device's memory less 4 GiB where the profile knows it, else none.
   int64_t memoryLimit = 0;

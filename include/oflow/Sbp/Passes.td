@@ -75,6 +75,12 @@ def InferSbp : Pass<"oflow-infer-sbp", "::mlir::ModuleOp"> {
     `a100`, or a JSON profile file: the `--device` of the kernel report) at
     the GEMM rate of `precision`; collectives on each mesh axis's link
     (`#oflow.mesh<..., links = [...]>`).
+
+    `shard-state` splits variables that have no hint over the mesh, each
+    mesh axis along the first tensor axis it divides (else B), so that
+    memory per device falls: the optimizer slots (their updates then run on
+    pieces: the gradient is reduce-scattered and the new parameter
+    all-gathered, what ZeRO-2 sends), or the parameters too (ZeRO-3).
   }];
   let options = [
     ListOption<"hints", "sbp", "std::string",
@@ -84,6 +90,10 @@ def InferSbp : Pass<"oflow-infer-sbp", "::mlir::ModuleOp"> {
            "JSON file">,
     Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
            "the GEMMs' precision (fp32, tf32, bf16, fp16)">,
+    Option<"shardState", "shard-state", "std::string", /*default=*/"\"none\"",
+           "variables without a hint: none (B; slots follow their "
+           "parameter), optimizer (optimizer slots split over the mesh: "
+           "ZeRO-1/2), all (parameters too, slots following: ZeRO-3)">,
   ];
   let dependentDialects = ["::mlir::oflow::OFlowDialect"];
 }
