@@ -1,6 +1,7 @@
 //===- Compiler.cpp - run the pipeline up to --emit -----------------------===//
 #include "oflow/Driver/Driver.h"
 #include "MemoryLimit.h"
+#include "PlanFile.h"
 #include "Pipelines.h"
 
 #include "OFlow/OFlowOps.h"
@@ -33,6 +34,7 @@ constexpr StageInfo kStages[] = {
     {EmitStage::Linalg, "linalg"},     {EmitStage::Llvm, "llvm"},
     {EmitStage::Ptx, "ptx"},           {EmitStage::Obj, "obj"},
     {EmitStage::Exe, "exe"},           {EmitStage::Plan, "plan"},
+    {EmitStage::PlanJson, "plan-json"},
     {EmitStage::Kernels, "kernels"},   {EmitStage::KernelsJson, "kernels-json"}};
 } // namespace
 
@@ -232,12 +234,14 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
 
   // SBP stages: on a mesh, or when asked for their output. A single-device
   // program skips them (its layouts would all be B).
-  std::string planReport;
+  bool planOutput = options.emit == EmitStage::Plan || options.emit == EmitStage::PlanJson;
+  std::string planReport, chosenShardState;
+  llvm::json::Object planVariables;
   auto mesh = (*module)->getAttrOfType<mlir::oflow::MeshAttr>(
       mlir::oflow::OFlowDialect::kMeshAttrName);
   multiDevice |= mesh && mesh.getNumDevices() > 1;
   bool sbpStages = multiDevice || options.emit == EmitStage::Sbp ||
-                   options.emit == EmitStage::Partitioned || options.emit == EmitStage::Plan;
+                   options.emit == EmitStage::Partitioned || planOutput;
   if (sbpStages && !mesh)
     module.get()->setAttr(mlir::oflow::OFlowDialect::kMeshAttrName,
                           mlir::oflow::MeshAttr::get(&context, {1}));
@@ -246,7 +250,21 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   // the memory limit, the optimizer state split over the mesh (ZeRO-2: the
   // same bytes sent), then the parameters too (ZeRO-3: more all-gathers),
   // cheapest first. Each try plans from the training graph again.
-  bool search = options.shardState == "auto" && multiDevice && limit.bytes > 0 &&
+  // --plan: every variable and input as the file says; nothing to search.
+  std::vector<std::string> planHints;
+  if (!options.planFile.empty()) {
+    auto meshNow = (*module)->getAttrOfType<mlir::oflow::MeshAttr>(
+        mlir::oflow::OFlowDialect::kMeshAttrName);
+    llvm::Expected<std::vector<std::string>> hints =
+        readPlanFile(options.planFile, meshNow ? meshNow.getShape() : ArrayRef<int64_t>{1});
+    if (!hints) {
+      emitError(cliLoc) << llvm::toString(hints.takeError());
+      return 1;
+    }
+    planHints = std::move(*hints);
+  }
+  bool search = options.shardState == "auto" && options.planFile.empty() && multiDevice &&
+                limit.bytes > 0 &&
                 options.emit != EmitStage::Sbp && options.emit != EmitStage::Partitioned &&
                 options.emit != EmitStage::Linalg;
   std::vector<std::string> tries = {options.shardState == "auto" ? "none" : options.shardState};
@@ -261,6 +279,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   for (size_t t = 0; t < tries.size(); ++t) {
     CompileOptions planOptions = options;
     planOptions.shardState = tries[t];
+    planOptions.sbpHints.insert(planOptions.sbpHints.end(), planHints.begin(), planHints.end());
     if (t > 0)
       module = trainingGraph->clone();
     if (sbpStages) {
@@ -273,6 +292,8 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
         return failed(finish(EmitStage::Sbp)) ? 1 : 0;
       if (options.emit == EmitStage::Plan)
         planReport = describeSbpPlan(*module, options.deviceName());
+      if (options.emit == EmitStage::PlanJson)
+        planVariables = describeSbpPlanJson(*module);
       if (failed(runStage("partition", [&](PassManager &pm) {
             addPartitionPasses(pm);
             return success();
@@ -303,6 +324,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     if (search)
       triedText += (triedText.empty() ? "" : ", ") + shardStateName(tries[t]) + " " +
                    formatByteSize(use.total());
+    chosenShardState = tries[t];
     if (error.empty()) {
       if (t > 0 && options.verbose)
         llvm::errs() << "oflow-compile: memory: " << triedText << " per device; the limit is "
@@ -323,7 +345,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   reportMemoryPlan(*module, options);
   if (!overLimit.empty() && search)
     overLimit = "no plan fits (" + triedText + " per device); the smallest: " + overLimit;
-  if (!overLimit.empty() && options.emit != EmitStage::Plan) {
+  if (!overLimit.empty() && !planOutput) {
     emitError(cliLoc) << overLimit;
     return 1;
   }
@@ -341,6 +363,12 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
                ? 1
                : 0;
   }
+  if (options.emit == EmitStage::PlanJson)
+    return failed(writeText(planJson(planVariables, chosenShardState,
+                                     measureMemoryUse(*module), limit),
+                            options, cliLoc))
+               ? 1
+               : 0;
   if (options.emit == EmitStage::Plan)
     return failed(writeText(planReport + describeMemoryPlan(*module) +
                                 describeMemoryLimit(measureMemoryUse(*module), limit),

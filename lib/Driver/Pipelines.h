@@ -6,6 +6,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/JSON.h"
 
 #include <optional>
 #include <string>
@@ -40,6 +41,9 @@ void addPartitionPasses(mlir::PassManager &pm);
 /// partitioning) and the per-device memory (after memory planning).
 std::string describeSbpPlan(mlir::ModuleOp module, llvm::StringRef device);
 std::string describeMemoryPlan(mlir::ModuleOp module);
+/// --emit=plan-json's layouts (after boxing): {"variables": {symbol:
+/// "[S(0), B]"}, "inputs": {name: layout}, "mesh": [sizes]}.
+llvm::json::Object describeSbpPlanJson(mlir::ModuleOp module);
 /// Writes `text` to the output file (or stdout for "-").
 mlir::LogicalResult writeText(const std::string &text,
                               const CompileOptions &options, mlir::Location loc);

@@ -134,6 +134,30 @@ std::string describeSbpPlan(ModuleOp module, StringRef device) {
   return text;
 }
 
+llvm::json::Object describeSbpPlanJson(ModuleOp module) {
+  auto meshAttr = module->getAttrOfType<of::MeshAttr>(of::OFlowDialect::kMeshAttrName);
+  llvm::json::Object variables, inputs;
+  for (auto var : module.getOps<of::VariableOp>())
+    if (var.getSbpAttr())
+      variables[var.getSymName()] = sbp::str(sbp::toPlanner(var.getSbpAttr()));
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (!fn->getAttrOfType<StringAttr>(of::OFlowDialect::kEntryAttrName) || fn.isDeclaration())
+      continue;
+    for (BlockArgument arg : fn.getArguments()) {
+      auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  of::OFlowDialect::kNameAttrName);
+      if (auto layout = sbp::getValueSbp(arg); name && layout)
+        inputs[name.getValue()] = sbp::str(sbp::toPlanner(layout));
+    }
+  }
+  llvm::json::Array mesh;
+  for (int64_t d : meshAttr.getShape())
+    mesh.push_back(d);
+  return llvm::json::Object{{"mesh", std::move(mesh)},
+                            {"variables", std::move(variables)},
+                            {"inputs", std::move(inputs)}};
+}
+
 std::string describeMemoryPlan(ModuleOp module) {
   std::string text;
   llvm::raw_string_ostream os(text);

@@ -127,6 +127,9 @@ int run(int argc, char **argv) {
                  "bytes per device the plan must fit in (state, inputs and "
                  "outputs, activations), with a unit: 512MiB, 76GiB (default: "
                  "the --device's memory less 4 GiB; none for cpu)");
+  app.add_option("--plan", options.planFile,
+                 "compile exactly the plan in this file (what --emit=plan-json "
+                 "writes: the layout of every variable and input)");
   app.add_option("--shard-state", options.shardState,
                  "variables without an --sbp hint on a mesh: none (whole on "
                  "every device: data parallel), optimizer (optimizer state "

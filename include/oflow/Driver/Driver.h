@@ -18,7 +18,7 @@ namespace oflow {
 /// listed after the host's LLVM IR.
 enum class EmitStage {
   Mlir, Training, Sbp, Partitioned, Linalg, Llvm, Ptx, Obj, Exe, Plan,
-  Kernels, KernelsJson
+  PlanJson, Kernels, KernelsJson
 };
 
 /// Parses an `--emit` value; nullopt for an unknown one.
@@ -106,6 +106,9 @@ struct CompileOptions {
   /// (parameters too: ZeRO-3), auto (the first of these whose plan fits the
   /// memory limit).
   std::string shardState = "auto";
+  /// A plan file (--plan, written by --emit=plan-json): the nd-SBP of
+  /// every variable and input, compiled exactly.
+  std::string planFile;
   /// Bytes per device the plan must fit in (--memory-limit); 0: the
   /// device's memory less 4 GiB where the profile knows it, else none.
   int64_t memoryLimit = 0;

@@ -1,0 +1,93 @@
+//===- PlanFile.cpp - plans as files: --emit=plan-json, --plan ------------===//
+//
+// A plan is the nd-SBP of every variable (parameters, optimizer slots,
+// buffers) and graph input; everything else follows from them through the
+// planner. Written as JSON so that hand plans (ZeRO-1, Megatron, ...) can be
+// kept, compared and fed back: --plan turns each entry into an exact hint.
+//
+//===----------------------------------------------------------------------===//
+#include "PlanFile.h"
+
+#include "oflow/Sbp/CostModel.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+namespace oflow {
+
+std::string planJson(llvm::json::Object layouts, llvm::StringRef shardState,
+                     const MemoryUse &use, const MemoryLimit &limit) {
+  llvm::json::Object plan = std::move(layouts);
+  plan["format"] = "oflow-plan";
+  plan["version"] = 1;
+  plan["shard_state"] = shardState;
+  llvm::json::Object memory{{"peak_bytes_per_device", use.total()}};
+  if (limit.bytes > 0)
+    memory["limit_bytes"] = limit.bytes;
+  plan["memory"] = std::move(memory);
+  return llvm::formatv("{0:2}", llvm::json::Value(std::move(plan))).str() + "\n";
+}
+
+/// `name` as a glob that matches only itself.
+static std::string literalPattern(llvm::StringRef name) {
+  std::string out;
+  for (char c : name) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '{' || c == '}' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+llvm::Expected<std::vector<std::string>> readPlanFile(llvm::StringRef path,
+                                                      llvm::ArrayRef<int64_t> mesh) {
+  auto fail = [&](const llvm::Twine &what) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--plan " + path + ": " + what);
+  };
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return fail("cannot read: " + buffer.getError().message());
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return fail("invalid JSON: " + llvm::toString(json.takeError()));
+  const llvm::json::Object *root = json->getAsObject();
+  if (!root || root->getString("format") != llvm::StringRef("oflow-plan"))
+    return fail("not an oflow plan (expected \"format\": \"oflow-plan\", as "
+                "--emit=plan-json writes)");
+  if (root->getInteger("version") != 1)
+    return fail("unsupported version (this oflow reads version 1)");
+  const llvm::json::Array *planMesh = root->getArray("mesh");
+  std::vector<int64_t> sizes;
+  for (const llvm::json::Value &v : planMesh ? *planMesh : llvm::json::Array{})
+    sizes.push_back(v.getAsInteger().value_or(-1));
+  auto meshText = [](llvm::ArrayRef<int64_t> s) {
+    std::string t;
+    for (int64_t d : s)
+      t += (t.empty() ? "" : "x") + std::to_string(d);
+    return t;
+  };
+  if (!planMesh || llvm::ArrayRef<int64_t>(sizes) != mesh)
+    return fail("a plan for mesh " + (planMesh ? meshText(sizes) : std::string("?")) +
+                ", but this compile's mesh is " + meshText(mesh) + " (--mesh)");
+  std::vector<std::string> hints;
+  for (const char *section : {"variables", "inputs"}) {
+    const llvm::json::Object *entries = root->getObject(section);
+    if (!entries)
+      return fail(llvm::Twine("missing object \"") + section + "\"");
+    for (const auto &[name, layout] : *entries) {
+      std::optional<llvm::StringRef> text = layout.getAsString();
+      std::optional<sbp::NdSbp> nd = text ? sbp::parseNdSbp(*text) : std::nullopt;
+      if (!nd || nd->size() != mesh.size())
+        return fail(llvm::Twine(section) + " '" + name.str() +
+                    "': expected a layout with one entry per mesh axis, e.g. \"[S(0)]\"");
+      std::string entriesText;
+      for (const sbp::Sbp &e : *nd)
+        entriesText += (entriesText.empty() ? "" : ",") + e.str();
+      hints.push_back(literalPattern(name.str()) + "=" + entriesText);
+    }
+  }
+  return hints;
+}
+
+} // namespace oflow

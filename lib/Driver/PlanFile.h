@@ -1,0 +1,38 @@
+//===- PlanFile.h - plans as files: --emit=plan-json, --plan ----*- C++ -*-===//
+#ifndef OFLOW_LIB_DRIVER_PLANFILE_H
+#define OFLOW_LIB_DRIVER_PLANFILE_H
+
+#include "MemoryLimit.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <string>
+#include <vector>
+
+namespace oflow {
+
+/// The plan file: the layouts of describeSbpPlanJson, the shard-state that
+/// produced them and the memory they need, e.g.
+///
+///   {"format": "oflow-plan", "version": 1, "mesh": [4],
+///    "shard_state": "optimizer",
+///    "variables": {"fc1.weight": "[B]", "fc1.weight.exp_avg": "[S(0)]"},
+///    "inputs": {"x": "[S(0)]"},
+///    "memory": {"peak_bytes_per_device": 134080, "limit_bytes": 153600}}
+///
+/// Hand plans are written in the same form (`memory` and `shard_state` are
+/// then left out: they are reports, not inputs).
+std::string planJson(llvm::json::Object layouts, llvm::StringRef shardState,
+                     const MemoryUse &use, const MemoryLimit &limit);
+
+/// The --sbp hints that compile `path`'s plan exactly (one per variable and
+/// input, names matched literally); an error naming the file for anything
+/// malformed, or a plan for another mesh than `mesh`.
+llvm::Expected<std::vector<std::string>> readPlanFile(llvm::StringRef path,
+                                                      llvm::ArrayRef<int64_t> mesh);
+
+} // namespace oflow
+
+#endif // OFLOW_LIB_DRIVER_PLANFILE_H
