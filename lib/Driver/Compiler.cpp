@@ -34,7 +34,7 @@ constexpr StageInfo kStages[] = {
     {EmitStage::Linalg, "linalg"},     {EmitStage::Llvm, "llvm"},
     {EmitStage::Ptx, "ptx"},           {EmitStage::Obj, "obj"},
     {EmitStage::Exe, "exe"},           {EmitStage::Plan, "plan"},
-    {EmitStage::PlanJson, "plan-json"},
+    {EmitStage::PlanJson, "plan-json"}, {EmitStage::Simulate, "simulate"},
     {EmitStage::Kernels, "kernels"},   {EmitStage::KernelsJson, "kernels-json"}};
 } // namespace
 
@@ -220,6 +220,23 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   };
   if (options.emit == EmitStage::Mlir)
     return failed(finish(EmitStage::Mlir)) ? 1 : 0;
+  // GPUs on a mesh that names no links: NVLink inside a node of 8, InfiniBand
+  // for the axes that span nodes (each axis spans its own size times the
+  // sizes of the axes after it: ranks are row-major). CPU ranks keep `local`.
+  if (auto meshAttr = (*module)->getAttrOfType<mlir::oflow::MeshAttr>(
+          mlir::oflow::OFlowDialect::kMeshAttrName);
+      meshAttr && profile->gpu && meshAttr.getLinks().empty() &&
+      meshAttr.getNumDevices() > 1) {
+    SmallVector<StringAttr> links(meshAttr.getNumAxes());
+    int64_t span = 1;
+    for (int64_t a = meshAttr.getNumAxes() - 1; a >= 0; --a) {
+      span *= meshAttr.getShape()[a];
+      links[a] = StringAttr::get(&context, span <= 8 ? "nvlink" : "ib");
+    }
+    (*module)->setAttr(mlir::oflow::OFlowDialect::kMeshAttrName,
+                       mlir::oflow::MeshAttr::get(&context, meshAttr.getShape(),
+                                                  meshAttr.getAxisNames(), links));
+  }
 
   if (failed(runStage("training graph", [&](PassManager &pm) {
         return addTrainingPasses(pm, options);
@@ -234,7 +251,8 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
 
   // SBP stages: on a mesh, or when asked for their output. A single-device
   // program skips them (its layouts would all be B).
-  bool planOutput = options.emit == EmitStage::Plan || options.emit == EmitStage::PlanJson;
+  bool planOutput = options.emit == EmitStage::Plan || options.emit == EmitStage::PlanJson ||
+                    options.emit == EmitStage::Simulate;
   std::string planReport, chosenShardState;
   llvm::json::Object planVariables;
   auto mesh = (*module)->getAttrOfType<mlir::oflow::MeshAttr>(
@@ -253,10 +271,15 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   // --plan: every variable and input as the file says; nothing to search.
   std::vector<std::string> planHints;
   if (!options.planFile.empty()) {
+    if (!options.sbpHints.empty()) {
+      emitError(cliLoc) << "--plan and --sbp cannot be combined (the plan gives every "
+                           "layout; edit the plan file instead)";
+      return 1;
+    }
     auto meshNow = (*module)->getAttrOfType<mlir::oflow::MeshAttr>(
         mlir::oflow::OFlowDialect::kMeshAttrName);
-    llvm::Expected<std::vector<std::string>> hints =
-        readPlanFile(options.planFile, meshNow ? meshNow.getShape() : ArrayRef<int64_t>{1});
+    llvm::Expected<std::vector<std::string>> hints = readPlanFile(
+        options.planFile, meshNow ? meshNow.getShape() : ArrayRef<int64_t>{1}, *module);
     if (!hints) {
       emitError(cliLoc) << llvm::toString(hints.takeError());
       return 1;
@@ -294,6 +317,8 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
         planReport = describeSbpPlan(*module, options.deviceName());
       if (options.emit == EmitStage::PlanJson)
         planVariables = describeSbpPlanJson(*module);
+      if (options.emit == EmitStage::Simulate)
+        planReport = describeSimulation(*module, *profile, options.precision);
       if (failed(runStage("partition", [&](PassManager &pm) {
             addPartitionPasses(pm);
             return success();
@@ -320,7 +345,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
         })))
       return 1;
     MemoryUse use = measureMemoryUse(*module);
-    std::string error = memoryLimitError(use, limit);
+    std::string error = memoryLimitError(use, limit, tries[t] == "all");
     if (search)
       triedText += (triedText.empty() ? "" : ", ") + shardStateName(tries[t]) + " " +
                    formatByteSize(use.total());
@@ -332,7 +357,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
                      << shardStateName(tries[t]) << "\n";
       if (search)
         planReport += "memory_search tried=" + std::to_string(t + 1) +
-                      " chosen=" + tries[t] + "\n";
+                      " chosen=" + tries[t] + " fits=yes\n";
       overLimit.clear();
       break;
     }
@@ -343,8 +368,11 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     }
   }
   reportMemoryPlan(*module, options);
-  if (!overLimit.empty() && search)
+  if (!overLimit.empty() && search) {
     overLimit = "no plan fits (" + triedText + " per device); the smallest: " + overLimit;
+    planReport += "memory_search tried=" + std::to_string(tries.size()) + " chosen=" +
+                  chosenShardState + " fits=no\n# " + overLimit + "\n";
+  }
   if (!overLimit.empty() && !planOutput) {
     emitError(cliLoc) << overLimit;
     return 1;
@@ -363,8 +391,17 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
                ? 1
                : 0;
   }
+  if (options.emit == EmitStage::Simulate) {
+    MemoryUse use = measureMemoryUse(*module);
+    planReport += "simulate memory peak_bytes_per_device=" + std::to_string(use.total()) +
+                  " state_bytes=" + std::to_string(use.stateAligned) +
+                  " arena_bytes=" + std::to_string(use.arena) + "\n";
+    return failed(writeText(planReport + describeMemoryLimit(use, limit), options, cliLoc)) ? 1
+                                                                                          : 0;
+  }
   if (options.emit == EmitStage::PlanJson)
-    return failed(writeText(planJson(planVariables, chosenShardState,
+    return failed(writeText(planJson(std::move(planVariables),
+                                     options.planFile.empty() ? chosenShardState : "plan",
                                      measureMemoryUse(*module), limit),
                             options, cliLoc))
                ? 1

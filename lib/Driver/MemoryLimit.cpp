@@ -47,10 +47,10 @@ MemoryUse measureMemoryUse(ModuleOp module) {
   for (auto fn : module.getOps<func::FuncOp>())
     if (auto plan = fn->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr)) {
       int64_t peak = plan.getAs<IntegerAttr>("peak").getInt();
-      if (peak > use.arena || use.arenaEntry.empty()) {
-        use.arena = std::max(use.arena, peak);
-        if (auto entry = fn->getAttrOfType<StringAttr>(kEntryAttr))
-          use.arenaEntry = entry.getValue().str();
+      if (use.arenaEntry.empty() || peak > use.arena) {
+        auto entry = fn->getAttrOfType<StringAttr>(kEntryAttr);
+        use.arenaEntry = entry ? entry.getValue().str() : fn.getSymName().str();
+        use.arena = peak;
       }
     }
   return use;
@@ -60,15 +60,20 @@ MemoryLimit memoryLimitFor(const CompileOptions &options, const DeviceProfile &d
   if (options.memoryLimit > 0)
     return {options.memoryLimit, "--memory-limit"};
   constexpr double kReserve = 4.0 * (1 << 30);
-  if (device.memoryBytes > kReserve)
+  if (device.memoryBytes > 2 * kReserve || (device.gpu && device.memoryBytes > kReserve))
     return {static_cast<int64_t>(device.memoryBytes - kReserve),
             "the default: " + device.name + "'s " + formatByteSize(device.memoryBytes) +
                 " less 4 GiB for the CUDA context, NCCL and library workspaces; set "
                 "--memory-limit"};
+  if (device.memoryBytes > 0) // a small device: all of it
+    return {static_cast<int64_t>(device.memoryBytes),
+            "the default: all of " + device.name + "'s " + formatByteSize(device.memoryBytes) +
+                "; set --memory-limit"};
   return {0, ""};
 }
 
-std::string memoryLimitError(const MemoryUse &use, const MemoryLimit &limit) {
+std::string memoryLimitError(const MemoryUse &use, const MemoryLimit &limit,
+                             bool sharded) {
   if (limit.bytes <= 0 || use.total() <= limit.bytes)
     return "";
   struct Part {
@@ -99,9 +104,9 @@ std::string memoryLimitError(const MemoryUse &use, const MemoryLimit &limit) {
   text += largest.what;
   if (largest.bytes == use.arena)
     text += ": use a smaller batch, or split it over more devices (--mesh)";
-  else if (largest.bytes == use.params || largest.bytes == use.optimizer)
-    text += ": shard the variables over the mesh (ZeRO-style, --sbp '*=S(0)'), "
-            "or use more devices (--mesh)";
+  else if (!sharded && (largest.bytes == use.params || largest.bytes == use.optimizer))
+    text += ": split the variables over the mesh (--shard-state optimizer or all, "
+            "or --sbp hints), or use more devices (--mesh)";
   else
     text += ": use more devices (--mesh) or a smaller batch";
   return text;
@@ -110,7 +115,7 @@ std::string memoryLimitError(const MemoryUse &use, const MemoryLimit &limit) {
 std::string describeMemoryLimit(const MemoryUse &use, const MemoryLimit &limit) {
   if (limit.bytes <= 0)
     return "memory_limit bytes=none\n";
-  std::string error = memoryLimitError(use, limit);
+  std::string error = memoryLimitError(use, limit, false);
   return "memory_limit bytes=" + std::to_string(limit.bytes) +
          " fits=" + (error.empty() ? "yes" : "no") + "\n" +
          (error.empty() ? "" : "# " + error + "\n");

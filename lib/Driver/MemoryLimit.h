@@ -34,8 +34,10 @@ struct MemoryLimit {
 MemoryLimit memoryLimitFor(const CompileOptions &options, const DeviceProfile &device);
 
 /// One line saying what the plan needs against `limit` and, when it does
-/// not fit, what dominates and what to do; empty when it fits.
-std::string memoryLimitError(const MemoryUse &use, const MemoryLimit &limit);
+/// not fit, what dominates and what to do (`sharded`: splitting the
+/// variables was tried already); empty when it fits.
+std::string memoryLimitError(const MemoryUse &use, const MemoryLimit &limit,
+                             bool sharded = false);
 
 /// --emit=plan's record of the limit: `memory_limit bytes=... fits=...`.
 std::string describeMemoryLimit(const MemoryUse &use, const MemoryLimit &limit);

@@ -3,6 +3,7 @@
 #define OFLOW_LIB_DRIVER_PIPELINES_H
 
 #include "oflow/Driver/Driver.h"
+#include "oflow/Support/DeviceProfile.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -41,6 +42,11 @@ void addPartitionPasses(mlir::PassManager &pm);
 /// partitioning) and the per-device memory (after memory planning).
 std::string describeSbpPlan(mlir::ModuleOp module, llvm::StringRef device);
 std::string describeMemoryPlan(mlir::ModuleOp module);
+/// --emit=simulate (after boxing, before partitioning): per entry the
+/// predicted compute (each op priced as the planner prices it), each mesh
+/// axis's collectives (bytes per device, alpha-beta seconds) and the step.
+std::string describeSimulation(mlir::ModuleOp module, const DeviceProfile &profile,
+                               llvm::StringRef precision);
 /// --emit=plan-json's layouts (after boxing): {"variables": {symbol:
 /// "[S(0), B]"}, "inputs": {name: layout}, "mesh": [sizes]}.
 llvm::json::Object describeSbpPlanJson(mlir::ModuleOp module);

@@ -8,7 +8,11 @@
 //===----------------------------------------------------------------------===//
 #include "PlanFile.h"
 
+#include "OFlow/OFlowOps.h"
 #include "oflow/Sbp/CostModel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringSet.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -22,8 +26,10 @@ std::string planJson(llvm::json::Object layouts, llvm::StringRef shardState,
   plan["version"] = 1;
   plan["shard_state"] = shardState;
   llvm::json::Object memory{{"peak_bytes_per_device", use.total()}};
-  if (limit.bytes > 0)
+  if (limit.bytes > 0) {
     memory["limit_bytes"] = limit.bytes;
+    memory["fits"] = use.total() <= limit.bytes;
+  }
   plan["memory"] = std::move(memory);
   return llvm::formatv("{0:2}", llvm::json::Value(std::move(plan))).str() + "\n";
 }
@@ -40,7 +46,22 @@ static std::string literalPattern(llvm::StringRef name) {
 }
 
 llvm::Expected<std::vector<std::string>> readPlanFile(llvm::StringRef path,
-                                                      llvm::ArrayRef<int64_t> mesh) {
+                                                      llvm::ArrayRef<int64_t> mesh,
+                                                      mlir::ModuleOp module) {
+  // What the plan may name: variables (symbol or model name) and the entry
+  // functions' named inputs.
+  llvm::StringSet<> known;
+  for (auto var : module.getOps<mlir::oflow::VariableOp>()) {
+    known.insert(var.getSymName());
+    if (var.getModelName())
+      known.insert(*var.getModelName());
+  }
+  module.walk([&](mlir::func::FuncOp fn) {
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (auto name = fn.getArgAttrOfType<mlir::StringAttr>(
+              i, mlir::oflow::OFlowDialect::kNameAttrName))
+        known.insert(name.getValue());
+  });
   auto fail = [&](const llvm::Twine &what) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "--plan " + path + ": " + what);
@@ -76,6 +97,10 @@ llvm::Expected<std::vector<std::string>> readPlanFile(llvm::StringRef path,
     if (!entries)
       return fail(llvm::Twine("missing object \"") + section + "\"");
     for (const auto &[name, layout] : *entries) {
+      if (!known.contains(name.str()))
+        return fail(llvm::Twine(section) + " '" + name.str() +
+                    "': the model has no such " +
+                    (llvm::StringRef(section) == "inputs" ? "input" : "variable"));
       std::optional<llvm::StringRef> text = layout.getAsString();
       std::optional<sbp::NdSbp> nd = text ? sbp::parseNdSbp(*text) : std::nullopt;
       if (!nd || nd->size() != mesh.size())

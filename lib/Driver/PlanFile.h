@@ -4,6 +4,7 @@
 
 #include "MemoryLimit.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
@@ -29,9 +30,10 @@ std::string planJson(llvm::json::Object layouts, llvm::StringRef shardState,
 
 /// The --sbp hints that compile `path`'s plan exactly (one per variable and
 /// input, names matched literally); an error naming the file for anything
-/// malformed, or a plan for another mesh than `mesh`.
+/// malformed, a plan for another mesh than `mesh`, or a name `module` lacks.
 llvm::Expected<std::vector<std::string>> readPlanFile(llvm::StringRef path,
-                                                      llvm::ArrayRef<int64_t> mesh);
+                                                      llvm::ArrayRef<int64_t> mesh,
+                                                      mlir::ModuleOp module);
 
 } // namespace oflow
 

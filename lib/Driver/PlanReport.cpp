@@ -15,6 +15,7 @@
 #include "oflow/Sbp/BoxingPlanner.h"
 #include "oflow/Sbp/CostModel.h"
 #include "oflow/Sbp/SbpConversions.h"
+#include "oflow/Support/DeviceProfile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Error.h"
@@ -156,6 +157,78 @@ llvm::json::Object describeSbpPlanJson(ModuleOp module) {
   return llvm::json::Object{{"mesh", std::move(mesh)},
                             {"variables", std::move(variables)},
                             {"inputs", std::move(inputs)}};
+}
+
+std::string describeSimulation(ModuleOp module, const DeviceProfile &profile,
+                               StringRef precision) {
+  auto meshAttr = module->getAttrOfType<of::MeshAttr>(of::OFlowDialect::kMeshAttrName);
+  sbp::Mesh mesh = sbp::toPlanner(meshAttr);
+  sbp::Device device = sbp::deviceFor(profile, precision);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "# oflow simulate: mesh " << shapeText(meshAttr.getShape()) << " ("
+     << meshAttr.getNumDevices() << " devices), device " << profile.name << ", "
+     << precision << " GEMMs; compute and collectives in sequence (the runtime "
+        "does not overlap them yet)\n";
+  auto isStatic = [](Type t) {
+    auto r = dyn_cast<RankedTensorType>(t);
+    return r && r.hasStaticShape();
+  };
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    auto entry = fn->getAttrOfType<StringAttr>(of::OFlowDialect::kEntryAttrName);
+    if (!entry || fn.isDeclaration())
+      continue;
+    double compute = 0;
+    int64_t ops = 0;
+    std::map<int64_t, std::pair<int64_t, double>> axisBytes; // axis -> bytes, s
+    std::map<int64_t, int64_t> axisCount;
+    fn.walk([&](Operation *op) {
+      if (std::optional<int64_t> meshAxis = of::getBoxingMeshAxis(op)) {
+        for (auto [in, out] : llvm::zip(op->getOperands(), op->getResults())) {
+          auto type = cast<RankedTensorType>(in.getType());
+          std::optional<sbp::BoxingStep> step = sbp::planOneAxisStep(
+              mesh, type.getShape(), elementBytes(type.getElementType()),
+              sbp::toPlanner(sbp::getValueSbp(in)), sbp::toPlanner(sbp::getValueSbp(out)),
+              *meshAxis);
+          if (step && step->bytesPerDevice > 0) {
+            axisBytes[*meshAxis].first += step->bytesPerDevice;
+            axisBytes[*meshAxis].second += step->seconds;
+            ++axisCount[*meshAxis];
+          }
+        }
+        return;
+      }
+      auto results = op->getAttrOfType<ArrayAttr>(of::OFlowDialect::kSbpAttrName);
+      if (!results || results.size() != op->getNumResults() ||
+          !llvm::all_of(op->getOperandTypes(), isStatic) ||
+          !llvm::all_of(op->getResultTypes(), isStatic))
+        return;
+      SmallVector<of::NdSbpAttr> in, out;
+      for (Value v : op->getOperands()) {
+        of::NdSbpAttr layout = sbp::getValueSbp(v);
+        in.push_back(layout ? layout : sbp::broadcastNdSbp(op->getContext(), mesh.rank()));
+      }
+      for (Attribute a : results)
+        out.push_back(cast<of::NdSbpAttr>(a));
+      compute += sbp::opComputeSeconds(op, in, out, mesh, device);
+      ++ops;
+    });
+    int64_t bytes = 0, collectives = 0;
+    double comm = 0;
+    for (auto &[axis, v] : axisBytes) {
+      os << "simulate entry=" << entry.getValue() << " mesh_axis=" << axis
+         << " collectives=" << axisCount[axis] << " bytes_per_device=" << v.first
+         << llvm::format(" seconds=%.6g", v.second) << "\n";
+      bytes += v.first;
+      comm += v.second;
+      collectives += axisCount[axis];
+    }
+    os << "simulate entry=" << entry.getValue() << " ops=" << ops
+       << llvm::format(" compute_seconds=%.6g", compute) << " collectives=" << collectives
+       << " bytes_per_device=" << bytes << llvm::format(" comm_seconds=%.6g", comm)
+       << llvm::format(" step_seconds=%.6g", compute + comm) << "\n";
+  }
+  return text;
 }
 
 std::string describeMemoryPlan(ModuleOp module) {

@@ -166,9 +166,28 @@ struct BucketCollectives
       using Key = std::tuple<int64_t, bool, const void *>;
       std::map<Key, SmallVector<of::AllReduceOp>> open;
       std::map<Key, double> openBytes;
+      // Fusing one bucket can make another's member depend on a fellow
+      // member: an all-reduce on axis 0 fused with one that reads an axis-1
+      // member's result now waits for it, and so does everything computed
+      // from the fused op (a loss count feeding the gradients). So the
+      // members are checked again when their bucket is fused, in block
+      // order, and the bucket is cut where one would wait for itself.
       auto flush = [&](const Key &key) {
-        if (open[key].size() > 1)
-          fuse(open[key]);
+        SmallVector<of::AllReduceOp> members = open[key];
+        llvm::sort(members, [](of::AllReduceOp a, of::AllReduceOp b) {
+          return a->isBeforeInBlock(b);
+        });
+        SmallVector<of::AllReduceOp> part;
+        for (of::AllReduceOp op : members) {
+          if (!part.empty() && dependsOnBucket(op.getInputs()[0], part)) {
+            if (part.size() > 1)
+              fuse(part);
+            part.clear();
+          }
+          part.push_back(op);
+        }
+        if (part.size() > 1)
+          fuse(part);
         open[key].clear();
         openBytes[key] = 0;
       };

@@ -88,9 +88,9 @@ private:
   sbp::Mesh mesh;
   sbp::Device device;
   ShardState shardState;
-  /// `shape` split over every mesh axis (each along the first tensor axis
-  /// it still divides; B where none does).
-  of::NdSbpAttr shardedLayout(ArrayRef<int64_t> shape);
+  /// `base` (null: all B) with each of its B mesh axes splitting `shape`
+  /// along the first tensor axis it still divides (B where none does).
+  of::NdSbpAttr shardedLayout(ArrayRef<int64_t> shape, of::NdSbpAttr base);
   SmallVector<Hint> hints;
   DenseMap<Value, of::NdSbpAttr> layouts;
   DenseMap<std::tuple<Type, Attribute, Attribute>, double> boxingCache;
@@ -179,12 +179,17 @@ LogicalResult Planner::layOutVariables(ModuleOp module) {
     // of the first parameter, whatever that parameter's layout).
     if (!layout && cast<RankedTensorType>(var.getType()).getRank() == 0)
       layout = all;
+    // shard-state: a slot starts from its parameter's layout (a hint's
+    // tensor parallelism, or the parameter's own sharding) and splits the
+    // mesh axes that leave whole.
+    of::NdSbpAttr parent =
+        var.getOfAttr() ? variableLayouts.lookup(var.getOfAttr().getValue()) : nullptr;
     bool slot = var.getRole() == of::VariableRole::optimizer;
     if (!layout && ((slot && shardState != ShardState::None) ||
                     (var.getRole() == of::VariableRole::param && shardState == ShardState::All)))
-      layout = shardedLayout(cast<RankedTensorType>(var.getType()).getShape());
-    if (!layout && var.getOfAttr())
-      layout = variableLayouts.lookup(var.getOfAttr().getValue());
+      layout = shardedLayout(cast<RankedTensorType>(var.getType()).getShape(), parent);
+    if (!layout && parent)
+      layout = parent;
     if (!layout)
       layout = all;
     if (llvm::any_of(layout.getEntries(),
@@ -203,18 +208,25 @@ LogicalResult Planner::layOutVariables(ModuleOp module) {
   return success();
 }
 
-of::NdSbpAttr Planner::shardedLayout(ArrayRef<int64_t> shape) {
-  SmallVector<of::SbpAttr> entries;
+of::NdSbpAttr Planner::shardedLayout(ArrayRef<int64_t> shape, of::NdSbpAttr base) {
+  ArrayRef<int64_t> sizes = meshAttr.getShape();
+  SmallVector<of::SbpAttr> entries(sizes.size(), of::SbpAttr::getBroadcast(ctx));
   SmallVector<int64_t> factor(shape.size(), 1);
-  for (int64_t size : meshAttr.getShape()) {
-    of::SbpAttr entry = of::SbpAttr::getBroadcast(ctx);
+  if (base)
+    for (auto [a, entry] : llvm::enumerate(base.getEntries())) {
+      entries[a] = entry;
+      if (entry.isSplit())
+        factor[entry.getAxis()] *= sizes[a];
+    }
+  for (auto [a, size] : llvm::enumerate(sizes)) {
+    if (!entries[a].isBroadcast() || size == 1)
+      continue;
     for (auto [d, extent] : llvm::enumerate(shape))
-      if (size > 1 && extent % (factor[d] * size) == 0) {
+      if (extent % (factor[d] * size) == 0) {
         factor[d] *= size;
-        entry = of::SbpAttr::getSplit(ctx, d);
+        entries[a] = of::SbpAttr::getSplit(ctx, d);
         break;
       }
-    entries.push_back(entry);
   }
   return of::NdSbpAttr::get(ctx, entries);
 }
@@ -238,45 +250,9 @@ double Planner::boxingSeconds(Value value, of::NdSbpAttr from,
   return it->second;
 }
 
-/// Elements of the local piece of `value` under `layout`.
-static double localElements(const sbp::Mesh &mesh, Value value,
-                            of::NdSbpAttr layout) {
-  auto type = cast<RankedTensorType>(value.getType());
-  double n = 1;
-  for (int64_t d : sbp::localShape(mesh, type.getShape(), sbp::toPlanner(layout)))
-    n *= double(d);
-  return n;
-}
-
 double Planner::computeSeconds(Operation *op, ArrayRef<of::NdSbpAttr> operands,
                                ArrayRef<of::NdSbpAttr> results) {
-  double bytes = 0, elements = 0;
-  for (auto [value, layout] : llvm::zip(op->getOperands(), operands))
-    bytes += localElements(mesh, value, layout) * sbp::elementBytes(value.getType());
-  for (auto [value, layout] : llvm::zip(op->getResults(), results)) {
-    double n = localElements(mesh, value, layout);
-    elements += n;
-    bytes += n * sbp::elementBytes(value.getType());
-  }
-  // Contractions: 2 flops per multiply-add over the local contracted size,
-  // which the local operand shapes carry.
-  double flops = elements;
-  auto contracted = [&](unsigned operand, int64_t dim) {
-    Value v = op->getOperand(operand);
-    auto shape = sbp::localShape(
-        mesh, cast<RankedTensorType>(v.getType()).getShape(),
-        sbp::toPlanner(operands[operand]));
-    return double(shape[dim < 0 ? dim + int64_t(shape.size()) : dim]);
-  };
-  if (auto mm = dyn_cast<of::MatmulOp>(op))
-    flops = 2 * elements * contracted(0, mm.getTransposeA() ? -2 : -1);
-  else if (auto gemm = dyn_cast<of::GemmOp>(op))
-    flops = 2 * elements * contracted(0, gemm.getTransposeA() ? 0 : 1);
-  else if (op->getName().getStringRef().contains("conv"))
-    flops = 2 * elements *
-            localElements(mesh, op->getOperand(1), operands[1]) /
-            std::max(1.0, contracted(1, 0));
-  return sbp::computeSeconds(device, flops, bytes);
+  return sbp::opComputeSeconds(op, operands, results, mesh, device);
 }
 
 double Planner::lookAheadSeconds(Operation *op, ArrayRef<of::NdSbpAttr> results) {

@@ -82,4 +82,46 @@ of::NdSbpAttr getValueSbp(Value value) {
   return fn.getArgAttrOfType<of::NdSbpAttr>(arg.getArgNumber(), name);
 }
 
+/// Elements of the local piece of `value` under `layout`.
+static double localElements(const Mesh &mesh, Value value,
+                            of::NdSbpAttr layout) {
+  auto type = cast<RankedTensorType>(value.getType());
+  double n = 1;
+  for (int64_t d : localShape(mesh, type.getShape(), toPlanner(layout)))
+    n *= double(d);
+  return n;
+}
+
+double opComputeSeconds(Operation *op, ArrayRef<of::NdSbpAttr> operands,
+                        ArrayRef<of::NdSbpAttr> results, const Mesh &mesh,
+                        const Device &device) {
+  double bytes = 0, elements = 0;
+  for (auto [value, layout] : llvm::zip(op->getOperands(), operands))
+    bytes += localElements(mesh, value, layout) * elementBytes(value.getType());
+  for (auto [value, layout] : llvm::zip(op->getResults(), results)) {
+    double n = localElements(mesh, value, layout);
+    elements += n;
+    bytes += n * elementBytes(value.getType());
+  }
+  // Contractions: 2 flops per multiply-add over the local contracted size,
+  // which the local operand shapes carry.
+  double flops = elements;
+  auto contracted = [&](unsigned operand, int64_t dim) {
+    Value v = op->getOperand(operand);
+    auto shape = localShape(
+        mesh, cast<RankedTensorType>(v.getType()).getShape(),
+        toPlanner(operands[operand]));
+    return double(shape[dim < 0 ? dim + int64_t(shape.size()) : dim]);
+  };
+  if (auto mm = dyn_cast<of::MatmulOp>(op))
+    flops = 2 * elements * contracted(0, mm.getTransposeA() ? -2 : -1);
+  else if (auto gemm = dyn_cast<of::GemmOp>(op))
+    flops = 2 * elements * contracted(0, gemm.getTransposeA() ? 0 : 1);
+  else if (op->getName().getStringRef().contains("conv"))
+    flops = 2 * elements *
+            localElements(mesh, op->getOperand(1), operands[1]) /
+            std::max(1.0, contracted(1, 0));
+  return computeSeconds(device, flops, bytes);
+}
+
 } // namespace oflow::sbp

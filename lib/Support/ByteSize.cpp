@@ -12,9 +12,12 @@ namespace oflow {
 
 std::optional<int64_t> parseByteSize(llvm::StringRef text) {
   text = text.trim();
-  size_t unitAt = text.find_if([](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
+  // The unit is the trailing letters ("8e10" is a number, "1.5GB" 1.5 GB).
+  size_t unitAt = text.size();
+  while (unitAt > 0 && std::isalpha(static_cast<unsigned char>(text[unitAt - 1])))
+    --unitAt;
   llvm::StringRef number = text.substr(0, unitAt).trim();
-  std::string unit = text.substr(unitAt == llvm::StringRef::npos ? text.size() : unitAt).lower();
+  std::string unit = text.substr(unitAt).lower();
   double value;
   if (number.empty() || number.getAsDouble(value) || !std::isfinite(value) || !(value > 0))
     return std::nullopt;

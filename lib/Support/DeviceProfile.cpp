@@ -138,7 +138,12 @@ llvm::Expected<DeviceProfile> loadDeviceProfile(llvm::StringRef nameOrPath) {
     if (llvm::Error e = number(*root, "memory_bytes", p.memoryBytes))
       return std::move(e);
   // A calibration file describes a GPU unless it says "gpu": false.
-  p.gpu = root->getBoolean("gpu").value_or(true);
+  p.gpu = true;
+  if (const llvm::json::Value *gpu = root->get("gpu")) {
+    if (!gpu->getAsBoolean())
+      return profileError(nameOrPath, "field \"gpu\" must be true or false");
+    p.gpu = *gpu->getAsBoolean();
+  }
   return p;
 }
 

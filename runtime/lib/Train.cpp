@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <optional>
 #include <set>
 #include <unistd.h>
@@ -49,10 +50,9 @@ extern "C" void onSignal(int sig) {
   // watching the terminal wants the last lines.
   if (sig == SIGTERM && gDevNull >= 0)
     ::dup2(gDevNull, STDOUT_FILENO);
-  // A second Ctrl-C kills at once, for a step that takes too long. SIGTERM
-  // keeps its handler: a launcher may send it again during the final save.
-  if (sig == SIGINT)
-    std::signal(sig, SIG_DFL);
+  // A second Ctrl-C or SIGTERM kills at once, for a step (or a rank stuck
+  // in a collective) that takes too long.
+  std::signal(sig, SIG_DFL);
 }
 
 std::map<std::string, HostTensor> loadData(const Manifest &m,
@@ -305,7 +305,9 @@ int Trainer::run() {
                  "synthetic data\n", names.c_str());
   }
 
-  if (gDevNull < 0)
+  // A regular file never blocks a write: its lines are kept.
+  struct stat out;
+  if (gDevNull < 0 && !(::fstat(STDOUT_FILENO, &out) == 0 && S_ISREG(out.st_mode)))
     gDevNull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);

@@ -145,8 +145,9 @@ module attributes {oflow.mesh = #oflow.mesh<2x2>} {
 // CHECK-NEXT: %[[GC:.*]] = oflow.neg %arg2
 // CHECK-NEXT: %[[A:.*]]:2 = oflow.all_reduce %[[GA]], %[[GC]] {mesh_axis = 0 : i64}
 // CHECK-NEXT: %[[U:.*]] = oflow.relu %[[A]]#0
-// CHECK-NEXT: %[[B:.*]]:2 = oflow.all_reduce %[[U]], %[[GB]] {mesh_axis = 1 : i64}
-// CHECK-NEXT: return %[[B]]#0, %[[B]]#1, %[[A]]#1
+// (Members join their fused op in block order, %b2's operand first.)
+// CHECK-NEXT: %[[B:.*]]:2 = oflow.all_reduce %[[GB]], %[[U]] {mesh_axis = 1 : i64}
+// CHECK-NEXT: return %[[B]]#1, %[[B]]#0, %[[A]]#1
 module attributes {oflow.mesh = #oflow.mesh<2x2>} {
   func.func @cross_axes(%a: tensor<8x12xf32>, %b: tensor<8x12xf32>, %c: tensor<8x12xf32>) -> (tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>) {
     %ga = oflow.neg %a : tensor<8x12xf32>

@@ -411,7 +411,7 @@ def group_faults(h, model):
     # in a session of its own, Open MPI 4.1 ends the ranks without a word.
     # mpirun stops draining the ranks' stdout once it has forwarded the
     # signal; rank 0's progress lines must not block the stop (they did,
-    # under ctest, until stdout turned non-blocking in the signal handler).
+    # under ctest, until the signal handler pointed stdout at /dev/null).
     # mpirun's SIGKILL follows odls_base_sigkill_timeout seconds after the
     # SIGTERM (1 by default): 10 here, for a loaded machine.
     term = os.path.join(h.work, "ckpt-term")

@@ -15,11 +15,13 @@ TEST(ByteSizeTest, ParsesUnits) {
   EXPECT_EQ(oflow::parseByteSize("2K"), 2048);
   EXPECT_EQ(oflow::parseByteSize("1TiB"), int64_t(1) << 40);
   EXPECT_EQ(oflow::parseByteSize("10B"), 10);
+  EXPECT_EQ(oflow::parseByteSize("8e10"), 80000000000);
+  EXPECT_EQ(oflow::parseByteSize("1e3 KiB"), 1024000);
 }
 
 TEST(ByteSizeTest, RejectsWhatIsNotASize) {
   for (const char *bad : {"", "GiB", "-1GiB", "0", "0.1", "12 parsecs", "1e30", "nan",
-                          "inf", "1..5GB", "5 GiB extra"})
+                          "inf", "1..5GB", "5 GiB extra", "99999999TiB", "GiB5"})
     EXPECT_FALSE(oflow::parseByteSize(bad)) << bad;
 }
 

@@ -31,6 +31,14 @@ int64_t elementBytes(mlir::Type tensorType);
 /// function argument's attribute. Null when it has none.
 mlir::oflow::NdSbpAttr getValueSbp(mlir::Value value);
 
+/// Estimated seconds of `op`'s local compute with its operands and results
+/// in the given layouts on `device` (roofline over the local shapes;
+/// contractions count 2 FLOPs per multiply-add). The planner's choices and
+/// --emit=simulate both price ops with it.
+double opComputeSeconds(mlir::Operation *op, llvm::ArrayRef<mlir::oflow::NdSbpAttr> operands,
+                        llvm::ArrayRef<mlir::oflow::NdSbpAttr> results, const Mesh &mesh,
+                        const Device &device);
+
 } // namespace oflow::sbp
 
 #endif

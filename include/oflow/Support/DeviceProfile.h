@@ -18,8 +18,8 @@
 // 20 GB/s); its latency, launch and thread figures are nominal (no kernels).
 //
 //===----------------------------------------------------------------------===//
-#ifndef OFLOW_CODEGEN_DEVICEPROFILE_H
-#define OFLOW_CODEGEN_DEVICEPROFILE_H
+#ifndef OFLOW_SUPPORT_DEVICEPROFILE_H
+#define OFLOW_SUPPORT_DEVICEPROFILE_H
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -69,4 +69,4 @@ std::string deviceProfileJson(const DeviceProfile &profile);
 
 } // namespace oflow
 
-#endif // OFLOW_CODEGEN_DEVICEPROFILE_H
+#endif // OFLOW_SUPPORT_DEVICEPROFILE_H
