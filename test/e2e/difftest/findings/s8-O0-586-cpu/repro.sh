@@ -1,0 +1,1 @@
+oflow-compile model.onnx --target cpu -O 0 --optimizer sgd --lr 0.1 -o train && ./train --steps 1 --dump-grads grads --export trained.onnx --check-memory --data g586_x1=g586_x1.npy --data g586_y21=g586_y21.npy
