@@ -321,6 +321,21 @@ def group_resume(h, model):
               f"{len(resumed)} steps, worst relative difference {worst:.2e}")
 
 
+def start_long_job(exe, env, args, log):
+    """A 4-rank job of (nearly) endless steps, returned once it has logged 20
+    (or failed, or two minutes passed)."""
+    job = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "4", exe, "--steps", "100000000",
+                            "--log-json", log] + args,
+                           cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and job.poll() is None:
+        if os.path.exists(log) and sum(1 for _ in open(log)) >= 20:
+            break
+        time.sleep(0.05)
+    return job
+
+
 def group_faults(h, model):
     exe = h.compile(model, "2x2")
     if not exe:
@@ -372,16 +387,8 @@ def group_faults(h, model):
     # One rank stuck (SIGSTOP): MPI waits forever; --collective-timeout ends
     # the job with oflow's message naming the collective, axis and step.
     env.pop("OFLOW_TEST_SAVE_PAUSE")
-    log = os.path.join(h.work, "stuck.jsonl")
-    job = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "4", exe, "--steps", "100000000",
-                            "--collective-timeout", "5", "--log-json", log] + data,
-                           cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while time.time() < deadline and job.poll() is None:
-        if os.path.exists(log) and sum(1 for _ in open(log)) >= 20:
-            break
-        time.sleep(0.05)
+    job = start_long_job(exe, env, ["--collective-timeout", "5"] + data,
+                         os.path.join(h.work, "stuck.jsonl"))
     ranks = subprocess.run(["pgrep", "-P", str(job.pid)], capture_output=True,
                            text=True).stdout.split()
     if ranks:
@@ -415,17 +422,8 @@ def group_faults(h, model):
     # mpirun's SIGKILL follows odls_base_sigkill_timeout seconds after the
     # SIGTERM (1 by default): 10 here, for a loaded machine.
     term = os.path.join(h.work, "ckpt-term")
-    log = os.path.join(h.work, "term.jsonl")
     env["OMPI_MCA_odls_base_sigkill_timeout"] = "10"
-    job = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "4", exe, "--steps", "100000000",
-                            "--save", term, "--log-json", log] + data,
-                           cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while time.time() < deadline and job.poll() is None:
-        if os.path.exists(log) and sum(1 for _ in open(log)) >= 20:
-            break
-        time.sleep(0.05)
+    job = start_long_job(exe, env, ["--save", term] + data, os.path.join(h.work, "term.jsonl"))
     t = time.time()
     job.send_signal(signal.SIGTERM)
     try:
