@@ -10,12 +10,17 @@
 #include "oflow_rt/Error.h"
 #include "oflow_rt/Modes.h"
 
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <new>
 #include <string>
 
 int main(int argc, char **argv) {
+  // A file size limit (RLIMIT_FSIZE, a quota) must end a save with an
+  // error naming the file, as a full disk does, not kill the rank mid-write
+  // with a signal: the write then fails with EFBIG.
+  std::signal(SIGXFSZ, SIG_IGN);
   std::string path = argc > 0 ? argv[0] : "oflow";
   std::string exe = path;
   if (size_t slash = exe.rfind('/'); slash != std::string::npos)
