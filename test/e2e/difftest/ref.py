@@ -438,8 +438,8 @@ def rounding_noise(node, ins, outs, dt, rng):
 
 
 def _gradient_noise(rng):
-    """A backward hook rounding a gradient once more, by up to half an ulp
-    of each element: the backward pass's own sums (a value's gradient adds
+    """A backward hook rounding a gradient once more, each element to a
+    neighbouring value or not: the backward pass's own sums (a value's gradient adds
     its consumers' contributions, a bias's adds positions) have other valid
     orders too. Forward noise alone misses them where the forward values
     are exact: a batch norm of a constant gives PyTorch a bias gradient of
@@ -448,8 +448,11 @@ def _gradient_noise(rng):
     def hook(g):
         if g is None:  # an output no gradient reaches
             return None
+        # Whole ulps: in the gradient's own precision a step under half an
+        # ulp rounds away (g + step == g), so each element moves to a
+        # neighbouring value or stays, as another rounding would leave it.
         a = g.detach().abs().numpy()
-        step = np.spacing(a) * rng.uniform(-0.5, 0.5, a.shape)
+        step = np.spacing(a) * rng.integers(-1, 2, a.shape)
         return g + torch.from_numpy(np.asarray(step, dtype=a.dtype))
     return hook
 
