@@ -297,6 +297,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   if (tries.size() > 1)
     trainingGraph = module->clone();
   std::string overLimit, triedText;
+  MemoryUse finalUse; // what the plan kept needs, measured in the loop
   int64_t smallest = 0;
   bool gpu = cuda || options.target == Target::CudaEmulated;
   for (size_t t = 0; t < tries.size(); ++t) {
@@ -345,6 +346,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
         })))
       return 1;
     MemoryUse use = measureMemoryUse(*module);
+    finalUse = use;
     std::string error = memoryLimitError(use, limit, tries[t] == "all");
     if (search)
       triedText += (triedText.empty() ? "" : ", ") + shardStateName(tries[t]) + " " +
@@ -392,7 +394,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
                : 0;
   }
   if (options.emit == EmitStage::Simulate) {
-    MemoryUse use = measureMemoryUse(*module);
+    const MemoryUse &use = finalUse;
     planReport += "simulate memory peak_bytes_per_device=" + std::to_string(use.total()) +
                   " state_bytes=" + std::to_string(use.stateAligned) +
                   " arena_bytes=" + std::to_string(use.arena) + "\n";
@@ -402,13 +404,13 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   if (options.emit == EmitStage::PlanJson)
     return failed(writeText(planJson(std::move(planVariables),
                                      options.planFile.empty() ? chosenShardState : "plan",
-                                     measureMemoryUse(*module), limit),
+                                     finalUse, limit),
                             options, cliLoc))
                ? 1
                : 0;
   if (options.emit == EmitStage::Plan)
     return failed(writeText(planReport + describeMemoryPlan(*module) +
-                                describeMemoryLimit(measureMemoryUse(*module), limit),
+                                describeMemoryLimit(finalUse, limit),
                             options, cliLoc))
                ? 1
                : 0;
