@@ -1,5 +1,6 @@
 //===- Pipelines.cpp - oflow-compile's pass pipelines ---------------------===//
 #include "Pipelines.h"
+#include "oflow/Driver/Driver.h"
 
 #include "oflow/Autodiff/Passes.h"
 #include "oflow/Codegen/Passes.h"

@@ -18,8 +18,7 @@ namespace oflow {
 /// Makes every dialect and interface model the pipelines need available.
 void registerPipelineDialects(mlir::MLIRContext &context);
 
-/// Registers every pass the pipelines below name.
-void registerPipelinePasses();
+// registerPipelinePasses(): in oflow/Driver/Driver.h (the tool calls it too).
 
 /// Import -> training graph (train: loss, autodiff, optimizer step and
 /// gradient entries; infer: the inference entry).

@@ -59,6 +59,9 @@ int run(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
     (llvm::StringRef(argv[i]).starts_with("--mlir-") ? mlirArgs : cliArgs)
         .push_back(argv[i]);
+  // Before the pass manager's options, whose pass lists are filled when they
+  // are made: --mlir-print-ir-after=oflow-fuse-launches names a pass.
+  oflow::registerPipelinePasses();
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();

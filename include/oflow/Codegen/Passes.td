@@ -113,6 +113,23 @@ def DuplicateInitFills : Pass<"oflow-duplicate-init-fills", "mlir::func::FuncOp"
   let dependentDialects = ["mlir::tensor::TensorDialect", "mlir::linalg::LinalgDialect"];
 }
 
+def StoreResultsInPlace : Pass<"oflow-store-results-in-place", "mlir::func::FuncOp"> {
+  let summary = "results stored into the program's buffers are computed there";
+  let description = [{
+    Run right before one-shot bufferization, after oflow-bind-program-interface.
+    For each `bufferization.materialize_in_destination %r in writable %view`
+    of a `memref.view` of a function argument (state, io) that no other view
+    overlaps, where %r is the result of a linalg op that overwrites its init
+    without reading it: the init becomes the view's value (its one
+    `to_tensor ... restrict`, made `writable`, or a new one when the view is
+    only written). Bufferization then computes the optimizer's new
+    parameters and moments, and the gradients and outputs, where they are
+    stored instead of in the arena followed by a copy, whenever nothing reads
+    the old contents afterwards (otherwise it still allocates, as before).
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect"];
+}
+
 def SplitReductions : Pass<"oflow-split-reductions", "mlir::func::FuncOp"> {
   let summary = "long reductions -> partial reductions plus a fold";
   let description = [{

@@ -126,6 +126,10 @@ struct CompileOptions {
 mlir::OwningOpRef<mlir::ModuleOp> loadModel(mlir::MLIRContext &context,
                                             const CompileOptions &options);
 
+/// Registers every pass the pipelines run (upstream and oflow's), so that
+/// MLIR's command-line options can name them (--mlir-print-ir-after=...).
+void registerPipelinePasses();
+
 /// Runs the pipeline up to `options.emit` and writes the result. Returns the
 /// process exit code (0, or 1 after reporting a diagnostic).
 int runCompiler(mlir::MLIRContext &context, const CompileOptions &options);

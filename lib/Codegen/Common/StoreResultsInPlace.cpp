@@ -1,0 +1,178 @@
+//===- StoreResultsInPlace.cpp - compute stored results where they live ---===//
+//
+// The entry functions store what they compute into the program's buffers
+// with `bufferization.materialize_in_destination %r in writable %view`: the
+// optimizer's new parameters and moments into state, gradients and outputs
+// into io. The op that computes %r writes into its own init, a
+// `tensor.empty`, so bufferization gives it an arena buffer and the store is
+// a copy: for AdamW three copies of every parameter per step, each a kernel
+// launch on the GPU plus the arena's bytes, whose reuse chains the copies of
+// different parameters one after another.
+//
+// This pass makes the view itself the init: it reads the view through its
+// one `to_tensor` (made writable, or made when the view has none) and hands
+// that tensor to the producer as the destination it overwrites, and moves
+// the producer after the other readers of the old contents where its uses
+// allow. One-shot bufferization then writes in place where nothing still
+// reads the old contents afterwards, and otherwise falls back to a buffer of
+// its own, as before. Only views that no other view of the same buffer overlaps are
+// rewritten: `restrict` promises the tensor is the only way to those bytes.
+//
+//===----------------------------------------------------------------------===//
+#include "oflow/Codegen/Passes.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+namespace oflow {
+#define GEN_PASS_DEF_STORERESULTSINPLACE
+#include "oflow/Codegen/Passes.h.inc"
+} // namespace oflow
+
+using namespace mlir;
+
+namespace oflow {
+namespace {
+
+/// The bytes a `memref.view` of a function argument covers.
+struct ViewBytes {
+  unsigned argument;
+  int64_t begin, end;
+};
+
+std::optional<ViewBytes> viewBytes(memref::ViewOp view) {
+  auto arg = dyn_cast<BlockArgument>(view.getSource());
+  auto type = view.getType();
+  APInt shift;
+  if (!arg || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+      !matchPattern(view.getByteShift(), m_ConstantInt(&shift)))
+    return std::nullopt;
+  int64_t bytes = type.getNumElements() *
+                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  int64_t begin = shift.getSExtValue();
+  return ViewBytes{arg.getArgNumber(), begin, begin + bytes};
+}
+
+/// Moves `producer` right after the last other op that reads `old` (the
+/// destination's contents before it), when every use of its results comes
+/// after that op. Elementwise fusion recomputes a new moment inside the
+/// parameter update that also stores it, from the old moment: the moment's
+/// update must then come after that read to be done in place.
+void sinkPastReaders(Operation *producer, Value old) {
+  Block *block = producer->getBlock();
+  Operation *last = nullptr;
+  for (Operation *user : old.getUsers()) {
+    Operation *op = block->findAncestorOpInBlock(*user);
+    if (!op || op == producer)
+      continue;
+    if (!last || last->isBeforeInBlock(op))
+      last = op;
+  }
+  if (!last || last->isBeforeInBlock(producer))
+    return;
+  for (Operation *user : producer->getUsers()) {
+    Operation *op = block->findAncestorOpInBlock(*user);
+    if (!op || !last->isBeforeInBlock(op))
+      return;
+  }
+  producer->moveAfter(last);
+}
+
+struct StoreResultsInPlacePass
+    : impl::StoreResultsInPlaceBase<StoreResultsInPlacePass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    // Views by the bytes they cover; a view with no static extent could
+    // cover anything, and then no view of that argument is rewritten.
+    SmallVector<std::pair<memref::ViewOp, ViewBytes>> views;
+    DenseSet<unsigned> unknownArgs;
+    func.walk([&](memref::ViewOp view) {
+      if (std::optional<ViewBytes> bytes = viewBytes(view))
+        views.push_back({view, *bytes});
+      else if (auto arg = dyn_cast<BlockArgument>(view.getSource()))
+        unknownArgs.insert(arg.getArgNumber());
+    });
+    auto overlapped = [&](memref::ViewOp view, const ViewBytes &bytes) {
+      if (unknownArgs.contains(bytes.argument))
+        return true;
+      return llvm::any_of(views, [&](auto &other) {
+        return other.first != view && other.second.argument == bytes.argument &&
+               other.second.begin < bytes.end && bytes.begin < other.second.end;
+      });
+    };
+
+    SmallVector<bufferization::MaterializeInDestinationOp> stores;
+    func.walk([&](bufferization::MaterializeInDestinationOp store) {
+      stores.push_back(store);
+    });
+    for (auto store : stores) {
+      auto view = store.getDest().getDefiningOp<memref::ViewOp>();
+      if (!store.getWritable() || !view)
+        continue;
+      std::optional<ViewBytes> bytes = viewBytes(view);
+      if (!bytes || overlapped(view, *bytes))
+        continue;
+      // The view's only other users may be one to_tensor (its old value).
+      bufferization::ToTensorOp reader;
+      bool plain = true;
+      for (Operation *user : view->getUsers()) {
+        if (user == store)
+          continue;
+        auto toTensor = dyn_cast<bufferization::ToTensorOp>(user);
+        if (!toTensor || reader || !toTensor.getRestrict()) {
+          plain = false;
+          break;
+        }
+        reader = toTensor;
+      }
+      if (!plain)
+        continue;
+      // The producer must overwrite its destination without reading it.
+      auto result = dyn_cast<OpResult>(store.getSource());
+      auto producer =
+          result ? dyn_cast<linalg::LinalgOp>(result.getOwner()) : nullptr;
+      if (!producer || !producer.hasPureTensorSemantics())
+        continue;
+      OpOperand *init = producer.getDpsInitOperand(result.getResultNumber());
+      if (producer.payloadUsesValueFromOperand(init) ||
+          init->get().getType() != store.getSource().getType())
+        continue;
+      if (reader) {
+        // It must dominate the producer: it is read before, or it is not
+        // the value the function began with.
+        Operation *user =
+            reader->getBlock()->findAncestorOpInBlock(*producer.getOperation());
+        if (!user || !reader->isBeforeInBlock(user))
+          continue;
+        reader.setWritable(true);
+      } else {
+        // The view is often made next to the store: move it (and its byte
+        // shift, a constant) up to the producer.
+        Operation *user =
+            view->getBlock()->findAncestorOpInBlock(*producer.getOperation());
+        if (!user)
+          continue;
+        if (user->isBeforeInBlock(view)) {
+          Operation *shift = view.getByteShift().getDefiningOp();
+          if (shift->getBlock() == view->getBlock() &&
+              user->isBeforeInBlock(shift))
+            shift->moveBefore(user);
+          view->moveBefore(user);
+        }
+        OpBuilder b(producer);
+        reader = bufferization::ToTensorOp::create(
+            b, store.getLoc(), store.getSource().getType(), view,
+            /*restrict=*/true, /*writable=*/true);
+      }
+      init->set(reader.getResult());
+      sinkPastReaders(producer, reader.getResult());
+    }
+  }
+};
+
+} // namespace
+} // namespace oflow
