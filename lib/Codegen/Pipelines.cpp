@@ -39,6 +39,7 @@ void addBufferizePipeline(OpPassManager &pm, const BufferizeOptions &options) {
   PlanMemoryOptions plan;
   plan.reuse = options.reuseBuffers;
   plan.hostFlag = options.gpu;
+  plan.byLevel = options.gpu;
   pm.addPass(createPlanMemory(plan));
   pm.addPass(createLinalgToBlas());
   pm.addPass(createLowerRuntimeCalls());

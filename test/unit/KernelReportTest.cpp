@@ -225,6 +225,40 @@ gpu.module @k {
     memref.store %acc, %g[%col] : memref<768xf32>
     gpu.return
   }
+  // A fused launch (oflow-fuse-launches): block 0 sums a column of 64 rows
+  // (64 dependent loads), blocks 1-4224 copy 1M floats (one load each).
+  gpu.func @fused(%arena: memref<?xi8>) kernel attributes {known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 4225, 1, 1>, oflow.segments = array<i64: 0, 1, 4225>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    %c256 = arith.constant 256 : index
+    %off = arith.constant 8388608 : index
+    %x = memref.view %arena[%c0][] : memref<?xi8> to memref<64x256xf32>
+    %g = memref.view %arena[%off][] : memref<?xi8> to memref<256xf32>
+    %src = memref.view %arena[%c0][] : memref<?xi8> to memref<1081344xf32>
+    %dst = memref.view %arena[%off][] : memref<?xi8> to memref<1081344xf32>
+    %b = gpu.block_id x
+    %t = gpu.thread_id x
+    %first = arith.cmpi ult, %b, %c1 : index
+    scf.if %first {
+      %zero = arith.constant 0.0 : f32
+      %acc = scf.for %r = %c0 to %c64 step %c1 iter_args(%a = %zero) -> (f32) {
+        %v = memref.load %x[%r, %t] : memref<64x256xf32>
+        %n = arith.addf %a, %v : f32
+        scf.yield %n : f32
+      }
+      memref.store %acc, %g[%t] : memref<256xf32>
+    }
+    %rest = arith.cmpi uge, %b, %c1 : index
+    scf.if %rest {
+      %b1 = arith.subi %b, %c1 : index
+      %b256 = arith.muli %b1, %c256 : index
+      %i = arith.addi %b256, %t : index
+      %v = memref.load %src[%i] : memref<1081344xf32>
+      memref.store %v, %dst[%i] : memref<1081344xf32>
+    }
+    gpu.return
+  }
   // A bounds-checked launch: 300 points on 2 x 256 threads.
   gpu.func @guarded(%arena: memref<?xi8>) kernel attributes {known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 2, 1, 1>} {
     %c0 = arith.constant 0 : index
@@ -337,6 +371,18 @@ TEST_F(KernelReportTest, BlockColumnSumIsMemoryBound) {
   EXPECT_EQ(k.bound, "memory");
   // ~5.9 us at 4.3 TB/s, 4 us launch: 700x faster than one thread per column.
   EXPECT_LT(k.seconds, 12e-6);
+}
+
+TEST_F(KernelReportTest, FusedLaunchPaysItsLongChainOnlyForItsOwnBlocks) {
+  ASSERT_TRUE(module);
+  auto k = cost("fused");
+  ASSERT_EQ(k.segments.size(), 2u);
+  EXPECT_EQ(k.loadChain, 64);
+  // Block 0's 64 rounds (38 us) bound the launch. Charging them to all five
+  // waves of the grid, as for one kernel, would predict 192 us.
+  EXPECT_EQ(k.bound, "latency");
+  EXPECT_GT(k.seconds, 38e-6);
+  EXPECT_LT(k.seconds, 50e-6);
 }
 
 TEST_F(KernelReportTest, BoundsCheckedLanesDoNotCount) {

@@ -47,6 +47,23 @@ TEST(MemoryPlan, InclusiveEndsConflict) {
   EXPECT_NE(plan.offsets[0], plan.offsets[1]);
 }
 
+TEST(MemoryPlan, LevelsMustAgreeWithStepsToShare) {
+  // In steps 0 ends before 1 begins; in levels they overlap (independent
+  // chains at the same levels): no sharing, or the second chain would wait
+  // for the first.
+  std::vector<BufferLifetime> b = {{64, 0, 1, 0, 1}, {64, 2, 3, 0, 1}};
+  EXPECT_NE(planMemory(b, 64).offsets[0], planMemory(b, 64).offsets[1]);
+  // Ordered the other way round in levels: no sharing either.
+  b = {{64, 0, 1, 2, 3}, {64, 2, 3, 0, 1}};
+  EXPECT_NE(planMemory(b, 64).offsets[0], planMemory(b, 64).offsets[1]);
+  // The same way round in both: shared.
+  b = {{64, 0, 1, 0, 1}, {64, 2, 3, 2, 3}};
+  EXPECT_EQ(planMemory(b, 64).offsets[0], planMemory(b, 64).offsets[1]);
+  // Without levels only the steps count.
+  b = {{64, 0, 1}, {64, 2, 3, 0, 1}};
+  EXPECT_EQ(planMemory(b, 64).offsets[0], planMemory(b, 64).offsets[1]);
+}
+
 TEST(MemoryPlan, RandomPlansAreValidAndNearTheBound) {
   uint64_t seed = 12345;
   auto next = [&] {

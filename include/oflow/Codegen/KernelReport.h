@@ -51,6 +51,9 @@ struct KernelCost {
   double l2Bytes = 0;  ///< sectors x 32 over all warp accesses
   double hbmBytes = 0; ///< distinct sectors x 32 (reads + writes)
   double loadChain = 0;
+  /// A fused launch's former kernels (oflow-fuse-launches): the threads and
+  /// the longest chain of dependent loads of each. Empty for other kernels.
+  std::vector<std::pair<double, double>> segments;
   double seconds = 0;  ///< predicted, launch included
   std::string bound;   ///< memory | compute | latency | launch
   int64_t threads() const {

@@ -11,11 +11,16 @@
 
 namespace oflow {
 
-/// A buffer live from step `first` to step `last`, inclusive.
+/// A buffer live from step `first` to step `last`, inclusive; optionally
+/// also from dependence level `firstLevel` to `lastLevel` (none when
+/// lastLevel < firstLevel): two buffers share bytes only when one ends
+/// before the other begins in both orders, the same way round.
 struct BufferLifetime {
   int64_t bytes;
   int64_t first;
   int64_t last;
+  int64_t firstLevel = 0;
+  int64_t lastLevel = -1;
 };
 
 struct MemoryPlan {
@@ -25,7 +30,9 @@ struct MemoryPlan {
   int64_t lowerBound = 0;       ///< max over steps of the (aligned) bytes live
 };
 
-/// Places buffers so that two whose lifetimes overlap never share a byte.
+/// Places buffers so that two whose lifetimes overlap (in steps, or in
+/// levels where both have them, or that are ordered one way in steps and
+/// the other in levels) never share a byte.
 /// Greedy by size: the largest buffer first, each at the lowest aligned
 /// offset that fits between the buffers already placed that overlap it in
 /// time. Deterministic (ties keep input order).

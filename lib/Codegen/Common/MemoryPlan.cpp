@@ -46,9 +46,18 @@ MemoryPlan planMemory(const std::vector<BufferLifetime> &buffers,
   for (size_t i : order) {
     // Address ranges of placed buffers that are live at the same time.
     std::vector<std::pair<int64_t, int64_t>> busy;
+    // Two buffers may share bytes when one's lifetime ends before the
+    // other's begins, in steps and, where both have levels, in levels the
+    // same way round (the other way round, sharing would order them
+    // against their levels).
+    auto overlap = [&](const BufferLifetime &a, const BufferLifetime &b) {
+      bool levels = a.firstLevel <= a.lastLevel && b.firstLevel <= b.lastLevel;
+      bool before = a.last < b.first && (!levels || a.lastLevel < b.firstLevel);
+      bool after = b.last < a.first && (!levels || b.lastLevel < a.firstLevel);
+      return !before && !after;
+    };
     for (size_t j : placed)
-      if (buffers[j].first <= buffers[i].last &&
-          buffers[i].first <= buffers[j].last)
+      if (overlap(buffers[j], buffers[i]))
         busy.push_back({plan.offsets[j], plan.offsets[j] + sizes[j]});
     std::sort(busy.begin(), busy.end());
     // Best fit: the smallest gap that holds the buffer; else after the last.

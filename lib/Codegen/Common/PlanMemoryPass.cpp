@@ -3,6 +3,8 @@
 #include "oflow/Codegen/DeclareFunction.h"
 #include "oflow/Codegen/Passes.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/Builders.h"
 
@@ -38,6 +40,131 @@ int64_t lastUse(Value root, Block &block,
     }
   }
   return last;
+}
+
+/// One buffer access of a top-level op.
+struct Access {
+  unsigned buffer;
+  bool write;
+};
+
+/// Records, per top-level step, the accesses to `root` (buffer `id`) and to
+/// its views; an op that does not say what it does with the memref (a
+/// runtime call) counts as writing it.
+void collectAccesses(Value root, unsigned id, Block &block,
+                     const DenseMap<Operation *, int64_t> &index,
+                     std::vector<SmallVector<Access>> &accesses) {
+  SmallVector<Value> worklist = {root};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+          view && view.getViewSource() == v) {
+        llvm::append_range(worklist, user->getResults());
+        continue;
+      }
+      int64_t step = topLevelIndex(user, block, index);
+      if (step < 0)
+        continue;
+      auto effects = dyn_cast<MemoryEffectOpInterface>(user);
+      bool write = !effects || effects.getEffectOnValue<MemoryEffects::Write>(v) ||
+                   user->hasTrait<OpTrait::HasRecursiveMemoryEffects>();
+      accesses[step].push_back({id, write});
+    }
+  }
+}
+
+/// Records the accesses to the views of an entry argument (state, io), one
+/// buffer per group of views whose bytes overlap (ids from `next` on), as
+/// the layout of the program interface placed them; the whole argument is
+/// one buffer when a use is not such a view. Returns the next free id.
+unsigned collectArgumentAccesses(BlockArgument arg, unsigned next, Block &block,
+                                 const DenseMap<Operation *, int64_t> &index,
+                                 std::vector<SmallVector<Access>> &accesses) {
+  struct Range {
+    memref::ViewOp view;
+    int64_t begin, end;
+  };
+  SmallVector<Range> ranges;
+  for (Operation *user : arg.getUsers()) {
+    auto view = dyn_cast<memref::ViewOp>(user);
+    std::optional<int64_t> shift =
+        view ? getConstantIntValue(view.getByteShift()) : std::nullopt;
+    if (!shift || !view.getType().hasStaticShape()) {
+      collectAccesses(arg, next, block, index, accesses);
+      return next + 1;
+    }
+    MemRefType type = view.getType();
+    ranges.push_back({view, *shift,
+                      *shift + std::max<int64_t>(1, type.getNumElements() *
+                                                        elementBytes(type.getElementType()))});
+  }
+  llvm::sort(ranges, [](const Range &a, const Range &b) { return a.begin < b.begin; });
+  int64_t groupEnd = -1;
+  for (Range &r : ranges) {
+    if (r.begin >= groupEnd)
+      ++next; // a new group: no earlier view reaches these bytes
+    groupEnd = std::max(groupEnd, r.end);
+    collectAccesses(r.view.getResult(), next - 1, block, index, accesses);
+  }
+  return next;
+}
+
+/// Each top-level step's dependence level, as late as possible: one before
+/// the lowest later step that accesses a common buffer, one of the two
+/// writing it, with as many levels as the schedule as soon as possible
+/// (`asap`). What the backward pass reads of the forward pass (casts,
+/// transposes) is then made just before it, not kept from the forward pass.
+std::vector<int64_t> lateLevels(ArrayRef<SmallVector<Access>> accesses,
+                                unsigned buffers, ArrayRef<int64_t> asap) {
+  int64_t levels = 0;
+  for (int64_t l : asap)
+    levels = std::max(levels, l + 1);
+  std::vector<int64_t> level(accesses.size(), levels - 1);
+  // Per buffer: the level of the next writer, and the lowest reader before it.
+  std::vector<int64_t> written(buffers, levels), read(buffers, levels);
+  for (size_t step = accesses.size(); step-- > 0;) {
+    int64_t l = levels - 1;
+    for (const Access &a : accesses[step])
+      l = std::min(l, (a.write ? std::min(written[a.buffer], read[a.buffer])
+                               : written[a.buffer]) - 1);
+    level[step] = l;
+    for (const Access &a : accesses[step]) {
+      if (a.write) {
+        written[a.buffer] = l;
+        read[a.buffer] = levels;
+      } else {
+        read[a.buffer] = std::min(read[a.buffer], l);
+      }
+    }
+  }
+  return level;
+}
+
+/// Each top-level step's dependence level, as soon as possible: one past
+/// the highest earlier step that accesses a common buffer, one of the two
+/// writing it.
+std::vector<int64_t> earlyLevels(ArrayRef<SmallVector<Access>> accesses,
+                                 unsigned buffers) {
+  std::vector<int64_t> level(accesses.size(), 0);
+  // Per buffer: the level of its last writer, and the highest reader since.
+  std::vector<int64_t> written(buffers, -1), read(buffers, -1);
+  for (size_t step = 0; step < accesses.size(); ++step) {
+    int64_t l = 0;
+    for (const Access &a : accesses[step])
+      l = std::max(l, (a.write ? std::max(written[a.buffer], read[a.buffer])
+                               : written[a.buffer]) + 1);
+    level[step] = l;
+    for (const Access &a : accesses[step]) {
+      if (a.write) {
+        written[a.buffer] = l;
+        read[a.buffer] = -1;
+      } else {
+        read[a.buffer] = std::max(read[a.buffer], l);
+      }
+    }
+  }
+  return level;
 }
 
 struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
@@ -105,6 +232,33 @@ LogicalResult PlanMemoryPass::planEntry(func::FuncOp func, int64_t &arenaBytes) 
     lifetimes.push_back({bytes, first, last});
   }
   std::vector<BufferLifetime> planned = lifetimes;
+  if (byLevel) {
+    // Buffers 0..n-1 are the allocations, then the entry's arguments
+    // (state, io: whole, as their own planner laid them out).
+    std::vector<SmallVector<Access>> accesses(ops.size());
+    for (auto [i, alloc] : llvm::enumerate(allocs))
+      collectAccesses(alloc.getResult(), i, block, index, accesses);
+    unsigned buffers = allocs.size();
+    for (BlockArgument arg : block.getArguments())
+      if (arg != arena)
+        buffers = collectArgumentAccesses(arg, buffers, block, index, accesses);
+    std::vector<int64_t> level =
+        lateLevels(accesses, buffers, earlyLevels(accesses, buffers));
+    std::vector<int64_t> first(allocs.size(), INT64_MAX), last(allocs.size(), -1);
+    for (size_t step = 0; step < ops.size(); ++step)
+      for (const Access &a : accesses[step])
+        if (a.buffer < allocs.size()) {
+          first[a.buffer] = std::min(first[a.buffer], level[step]);
+          last[a.buffer] = std::max(last[a.buffer], level[step]);
+        }
+    // Both orders: the program runs in steps (oflow-fuse-launches reorders
+    // only what the plan lets it), and sharing within a level would chain it.
+    for (size_t i = 0; i < allocs.size(); ++i)
+      if (last[i] >= 0) {
+        planned[i].firstLevel = first[i];
+        planned[i].lastLevel = last[i];
+      }
+  }
   if (!reuse)
     for (BufferLifetime &l : planned)
       l = {l.bytes, 0, static_cast<int64_t>(ops.size())};

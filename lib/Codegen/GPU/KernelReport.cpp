@@ -655,13 +655,27 @@ void predict(KernelCost &k, const DeviceProfile &d, double launch) {
   double inFlight = std::min(threads, resident);
   double waves = std::ceil(threads / resident);
   double chain = std::max(1.0, k.loadChain);
+  // Rounds of dependent loads, each a memory latency: the chain times the
+  // waves of resident threads. A fused launch's former kernels fill the
+  // waves together, each its own blocks: a long chain costs rounds only for
+  // the waves' share its blocks take, not for the whole grid.
+  double rounds = k.loadChain * waves;
+  if (!k.segments.empty()) {
+    double weighted = 0, longest = 0;
+    for (auto [segmentThreads, segmentChain] : k.segments) {
+      weighted += segmentChain * segmentThreads;
+      longest = std::max(longest, segmentChain);
+    }
+    chain = std::max(1.0, weighted / threads);
+    rounds = std::max(longest, weighted / resident);
+  }
   double perThreadRound = k.hbmBytes / (threads * chain);
   double needed = d.hbmBytesPerSecond * d.memoryLatencySeconds /
                   std::max(perThreadRound, 1e-9);
   double efficiency = std::min(1.0, inFlight / needed);
   double memory = k.hbmBytes / (d.hbmBytesPerSecond * efficiency);
   double compute = k.flops / d.fp32FlopsPerSecond;
-  double latency = k.loadChain * waves * d.memoryLatencySeconds;
+  double latency = rounds * d.memoryLatencySeconds;
   double body = std::max({memory, compute, latency});
   k.bound = body < launch ? "launch"
             : body == latency ? "latency"
@@ -775,8 +789,15 @@ KernelCost analyzeKernel(gpu::GPUFuncOp kernel, const DeviceProfile &device,
       if (isa<scf::IfOp>(op))
         bodies.push_back(&op);
     bool matched = bodies.size() + 1 == starts.size();
-    for (size_t i = 0; i + 1 < starts.size(); ++i)
+    double blockThreads = static_cast<double>(k.block[0] * k.block[1] * k.block[2]);
+    double longest = 0;
+    for (size_t i = 0; i + 1 < starts.size(); ++i) {
+      k.loadChain = 0;
       analyzeBlocks(starts[i], starts[i + 1] - starts[i], matched ? bodies[i] : nullptr);
+      k.segments.push_back({blockThreads * (starts[i + 1] - starts[i]), k.loadChain});
+      longest = std::max(longest, k.loadChain);
+    }
+    k.loadChain = longest;
   } else {
     analyzeBlocks(0, -1, nullptr);
   }
