@@ -178,6 +178,8 @@ def _channels(a):
 
 # The --floor in force (a list, so that the module-level functions see it).
 FLOOR = [1e-5]
+# --show-thresholds: print each tensor's error and threshold.
+SHOW_THRESHOLDS = [False]
 
 
 def compare(g64, g32, got, lr=None, w0=None, extra_allow=None, floor=1e-5):
@@ -211,6 +213,8 @@ def compare(g64, g32, got, lr=None, w0=None, extra_allow=None, floor=1e-5):
         if lr is not None:
             allow = _rel(allow_abs, g, W)
         thr = max(floor, 10 * e32, _zero_floor(g, W)) + allow
+        if SHOW_THRESHOLDS[0]:
+            print(f"  {k}: error {e:.2e}, threshold {thr:.2e}")
         if not e <= thr:
             fails.append((k, None, e, thr, ""))
             continue
@@ -626,6 +630,8 @@ def main():
     ap.add_argument("--lr", type=float, default=LR)
     ap.add_argument("--floor", type=float, default=1e-5,
                     help="least relative error that fails a tensor (default 1e-5, issue #13's)")
+    ap.add_argument("--show-thresholds", action="store_true",
+                    help="print each tensor's error and threshold (with --replay: what a case allows)")
     ap.add_argument("--timeout", type=int, default=900, help="per compile / run, seconds")
     ap.add_argument("--shrink-budget", type=int, default=40, help="compiles per shrink")
     ap.add_argument("--no-shrink", action="store_true")
@@ -635,6 +641,7 @@ def main():
     ap.add_argument("--pack", type=int, default=PACK, help="subgraphs per model (<= 32; default %(default)s)")
     args = ap.parse_args()
     FLOOR[0] = args.floor
+    SHOW_THRESHOLDS[0] = args.show_thresholds
     PACK = max(1, min(32, args.pack))
 
     status = 0

@@ -415,10 +415,11 @@ def _statistics_noise(node, ins, outs, dt, rng):
 
 
 def rounding_noise(node, ins, outs, dt, rng):
-    """`outs` rounded once more, by up to half an ulp of each result (or of
-    the sum of its terms' magnitudes for a sum, where cancellation makes the
-    result's own ulp too small): another valid rounding of the node, as a
-    different summation order would give."""
+    """`outs` rounded once more: another valid rounding of the node, as a
+    different summation order or math library would give. A sum moves by up
+    to half an ulp of the sum of its terms' magnitudes (where they cancel,
+    many ulps of the result); any other result to a neighbouring float or
+    not, since in its own precision a step under half an ulp rounds away."""
     if node.op_type in EXACT:
         return outs
     if node.op_type in NORMS:
@@ -431,7 +432,10 @@ def rounding_noise(node, ins, outs, dt, rng):
     for v, s in zip(outs, scales):
         if v.is_floating_point():
             a = s.numpy()
-            step = np.spacing(a) * rng.uniform(-0.5, 0.5, a.shape)
+            if node.op_type in SUMS:
+                step = np.spacing(a) * rng.uniform(-0.5, 0.5, a.shape)
+            else:
+                step = np.spacing(a) * rng.integers(-1, 2, a.shape)
             v = v + torch.from_numpy(np.asarray(step, dtype=a.dtype))
         noisy.append(v)
     return noisy
