@@ -22,6 +22,8 @@ static void addTextual(OpPassManager &pm, StringRef pipeline) {
 void addBufferizePipeline(OpPassManager &pm, const BufferizeOptions &options) {
   if (options.fuseElementwise)
     addTextual(pm, "func.func(oflow-fuse-elementwise)");
+  // Weights read transposed by the GEMM call, not copied transposed.
+  addTextual(pm, "func.func(oflow-fold-gemm-transposes)");
   // Every float sum in chains of at most 64 adds (PyTorch-like accuracy);
   // on the GPU also enough partial outputs to fill the chip (a column
   // reduction's 8 warps each take an eighth of the chain).

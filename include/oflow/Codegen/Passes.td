@@ -131,6 +131,22 @@ def DuplicateInitFills : Pass<"oflow-duplicate-init-fills", "mlir::func::FuncOp"
   let dependentDialects = ["mlir::tensor::TensorDialect", "mlir::linalg::LinalgDialect"];
 }
 
+def FoldGemmTransposes : Pass<"oflow-fold-gemm-transposes", "mlir::func::FuncOp"> {
+  let summary = "transposed 2-D GEMM operands read through the matmul's indexing map";
+  let description = [{
+    A `linalg.matmul` on tensors with the default indexing maps whose A or B
+    is a `linalg.transpose` (permutation [1, 0]), or an elementwise cast
+    (one input, identity maps, the cast's only use) of one, reads the
+    transpose's input instead, through a transposed indexing map that
+    oflow-linalg-to-blas turns into the BLAS call's trans flag; a cast is
+    rebuilt over the untransposed input. A linear layer's weight then needs
+    no transposed copy per step (on the GPU a kernel per weight, and an
+    arena scratch whose reuse ordered one GEMM's preparation after the
+    previous GEMM). Transposes and casts left without users are erased.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
+}
+
 def StoreResultsInPlace : Pass<"oflow-store-results-in-place", "mlir::func::FuncOp"> {
   let summary = "results stored into the program's buffers are computed there";
   let description = [{
