@@ -106,8 +106,14 @@ LogicalResult addLinalgPasses(PassManager &pm, const CompileOptions &options) {
   std::string autocast;
   if (options.precision != "fp32")
     autocast = ",func.func(oflow-autocast{precision=" + options.precision + "})";
-  return addTextual(pm, "oflow-bind-program-interface,oflow-lower-to-linalg" +
-                            autocast + ",canonicalize,cse");
+  // oneDNN's convolutions are f32: with mixed precision the CPU keeps the
+  // GEMM path, whose operands oflow-autocast rounds like every target's.
+  std::string lower = "oflow-lower-to-linalg";
+  if (options.target == Target::Cpu && options.convLibrary == "dnnl" &&
+      options.precision == "fp32")
+    lower += "{conv-library=dnnl}";
+  return addTextual(pm, "oflow-bind-program-interface," + lower + autocast +
+                            ",canonicalize,cse");
 }
 
 int64_t programBatch(ModuleOp module) {

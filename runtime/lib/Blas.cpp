@@ -11,6 +11,7 @@
 #include "oflow_rt/abi.h"
 
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <string>
@@ -129,4 +130,6 @@ extern "C" void oflow_rt_gemm_lowp_batched(
 
 extern "C" void oflow_rt_set_threads(int64_t threads) {
   openblas_set_num_threads(static_cast<int>(threads));
+  // oneDNN's convolutions (ConvDnnl.cpp) run on its OpenMP threads.
+  omp_set_num_threads(static_cast<int>(threads));
 }

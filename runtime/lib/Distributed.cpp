@@ -3,9 +3,11 @@
 #include "oflow_rt/Error.h"
 #include "oflow_rt/abi.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <sched.h>
 #include <cstring>
 
 namespace oflow_rt {
@@ -106,6 +108,16 @@ LocalRank localRank() {
     r.size = ns;
   }
   return r;
+}
+
+int64_t defaultThreads() {
+  if (const char *env = envOf("OMP_NUM_THREADS"); env && std::atoll(env) > 0)
+    return std::atoll(env);
+  cpu_set_t set;
+  int64_t cores = 1;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    cores = CPU_COUNT(&set);
+  return std::max<int64_t>(1, cores / std::max<int64_t>(1, localRank().size));
 }
 } // namespace detail
 

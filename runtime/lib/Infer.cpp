@@ -1,4 +1,5 @@
 //===- Infer.cpp - one inference call from files to files ----------------===//
+#include "MpiWorld.h"
 #include "oflow_rt/Distributed.h"
 #include "oflow_rt/Error.h"
 #include "oflow_rt/FileUtil.h"
@@ -36,8 +37,8 @@ int runInfer(Program &p, const std::string &exe, int argc, char **argv) {
     return 0;
   }
   p.requireEntry("infer", "inference");
-  if (o.threads)
-    oflow_rt_set_threads(o.threads);
+  // One knob for every library pool: oversubscribed OpenMP threads spin.
+  oflow_rt_set_threads(o.threads ? o.threads : detail::defaultThreads());
   p.setDeviceOptions(deviceOptions(o.allowTf32, o.noCudaGraph));
   p.loadWeightsFile(o.weights);
 

@@ -56,6 +56,10 @@ struct LocalRank {
   int64_t rank = 0, size = 1;
 };
 LocalRank localRank();
+/// The library threads (OpenBLAS, oneDNN) a rank uses without --threads:
+/// the cores this process may run on (its affinity mask) divided by the
+/// ranks on its node, at least 1; OMP_NUM_THREADS, when set, instead.
+int64_t defaultThreads();
 
 } // namespace oflow_rt::detail
 

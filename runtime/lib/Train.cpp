@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "oflow_rt/Checkpoint.h"
+#include "MpiWorld.h"
 #include "oflow_rt/Distributed.h"
 #include "oflow_rt/Error.h"
 #include "oflow_rt/Export.h"
@@ -228,8 +229,8 @@ int Trainer::run() {
   if (!m.inputs.empty() && m.batch < 1)
     throw Error("the manifest's batch is " + std::to_string(m.batch) +
                 "; training on inputs needs at least one row per step");
-  if (o.threads)
-    oflow_rt_set_threads(o.threads);
+  // One knob for every library pool: oversubscribed OpenMP threads spin.
+  oflow_rt_set_threads(o.threads ? o.threads : detail::defaultThreads());
   p.setDeviceOptions(deviceOptions(o.allowTf32, o.noCudaGraph));
 
   // Everything below is checked before the first step.

@@ -55,6 +55,11 @@ def _mobilenet_v2():
     return mobilenet_v2(weights=None, num_classes=10, width_mult=0.25, dropout=0.0)
 
 
+def _resnet18():
+    from torchvision.models import resnet18
+    return resnet18(weights=None, num_classes=10)
+
+
 def _shufflenet():
     from torchvision.models import shufflenet_v2_x0_5
     return shufflenet_v2_x0_5(weights=None, num_classes=10)
@@ -72,6 +77,7 @@ MODELS = {
     "mobilenet_v2": (_mobilenet_v2, 64, 16, 0.01,
                      r"net\.features\.(1\.conv\.2|\d+\.conv\.3)\.bias"),
     "shufflenet": (_shufflenet, 64, 16, 0.01, r"net\.stage\d\.\d\.branch(1\.1|2\.4)\.bias"),
+    "resnet18": (_resnet18, 32, 8, 0.01, r"$^"),
 }
 CLASSES = 10
 

@@ -110,6 +110,12 @@ int run(int argc, char **argv) {
                  "bf16 or fp16 and accumulates in f32; weights, optimizer "
                  "and all other ops stay f32")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+  app.add_option("--conv", options.convLibrary,
+                 "how --target cpu runs f32 convolutions and their "
+                 "gradients: dnnl (oneDNN's primitives, default) or im2col "
+                 "(im2col + BLAS GEMMs; depthwise ones as loops); the CUDA "
+                 "targets use im2col")
+      ->check(CLI::IsMember({"dnnl", "im2col"}));
   app.add_option("--target", target,
                  "code generation target (cuda-emulated: the CUDA kernels as "
                  "CPU loops, to check them without a GPU)")

@@ -7,6 +7,12 @@
 
 namespace oflow {
 
+/// A function's count of library calls whose operands are `to_buffer`s
+/// numbered `library_call_site` (oflow-lower-to-linalg's oneDNN calls), so
+/// that CSE keeps each call's own; oflow-lower-runtime-calls removes it.
+inline constexpr llvm::StringLiteral kLibraryCallsAttr = "library_calls";
+inline constexpr llvm::StringLiteral kLibraryCallSiteAttr = "library_call_site";
+
 /// The private declaration of `name` (the runtime's entry points, BLAS,
 /// libmvec), created once at the END of `module` — tests rely on the
 /// declarations following the code (func::createFnDecl puts them first).

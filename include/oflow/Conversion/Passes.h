@@ -23,8 +23,10 @@ namespace oflow {
 #include "oflow/Conversion/Passes.h.inc"
 
 /// Adds the patterns that rewrite oflow compute ops into linalg, tensor,
-/// arith and math ops (the content of `oflow-lower-to-linalg`).
-void populateOFlowToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// arith and math ops (the content of `oflow-lower-to-linalg`);
+/// `convLibrary`: f32 convolutions as the runtime's oneDNN calls.
+void populateOFlowToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                   bool convLibrary = false);
 
 #define GEN_PASS_REGISTRATION
 #include "oflow/Conversion/Passes.h.inc"

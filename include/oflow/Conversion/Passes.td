@@ -26,6 +26,10 @@ def OFlowLowerToLinalg : Pass<"oflow-lower-to-linalg", "::mlir::ModuleOp"> {
       column matrix) + `linalg.batch_matmul` (+ col2im for the input
       gradient), so they run as BLAS GEMMs; depthwise and non-f32
       convolutions become `linalg.conv_2d_nchw_fchw` / `conv_2d_ngchw_gfchw`;
+      with `conv-library=dnnl` (the CPU target) every f32 convolution and
+      both its backward ops are instead one call each of the runtime's
+      oneDNN primitives (`__oflow_rt_conv2d_{fwd,fwd_bias,bwd_data,
+      bwd_filter}_f32` on the tensors' buffers and a fresh result buffer);
       pools the `linalg.pooling_nchw_*` ops; the other ops are
       `linalg.generic`s (the embedding gradient an `scf.for` over indices).
 
@@ -39,6 +43,10 @@ def OFlowLowerToLinalg : Pass<"oflow-lower-to-linalg", "::mlir::ModuleOp"> {
     ListOption<"keepOps", "keep", "std::string",
                "oflow ops that a later pass lowers (e.g. collectives), left "
                "as they are like the program-state ops">,
+    Option<"convLibrary", "conv-library", "std::string", "\"\"",
+           "'dnnl': f32 convolutions and their gradients as calls of the "
+           "runtime's oneDNN primitives (CPU target); empty: im2col + GEMM "
+           "or direct loops">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -93,6 +93,10 @@ struct CompileOptions {
   /// switched off so that a wrong result can be pinned on one of them.
   bool fuseElementwise = true;
   bool reuseBuffers = true;
+  /// How the CPU target runs f32 convolutions (--conv): dnnl (oneDNN's
+  /// primitives, the default) or im2col (im2col + OpenBLAS GEMMs, depthwise
+  /// ones as loops). The CUDA targets always use im2col.
+  std::string convLibrary = "dnnl";
   /// --emulate-threads-reversed: cuda-emulated runs each interval of a
   /// warp-synchronous kernel's threads in descending order (race finding).
   bool emulateThreadsReversed = false;

@@ -65,6 +65,8 @@ struct LowerRuntimeCallsPass
       func::CallOp::create(b, loc, name, TypeRange{}, args);
       call.erase();
     }
+    for (auto fn : module.getOps<func::FuncOp>())
+      fn->removeAttr(kLibraryCallsAttr);
     // The placeholders are now unused declarations.
     for (auto fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
       if (fn.isDeclaration() && fn.getSymName().starts_with(prefix))

@@ -156,8 +156,17 @@ Window convWindow(OpT op, ArrayRef<int64_t> weightShape) {
   return w;
 }
 
-struct Conv2dLowering : OpConversionPattern<of::Conv2dOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// The conv patterns take `library`: f32 convolutions become oneDNN calls
+/// (the CPU target's `conv-library=dnnl`).
+template <typename OpT>
+struct ConvPattern : OpConversionPattern<OpT> {
+  ConvPattern(MLIRContext *ctx, bool library)
+      : OpConversionPattern<OpT>(ctx), library(library) {}
+  bool library;
+};
+
+struct Conv2dLowering : ConvPattern<of::Conv2dOp> {
+  using ConvPattern::ConvPattern;
   LogicalResult
   matchAndRewrite(of::Conv2dOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -165,6 +174,14 @@ struct Conv2dLowering : OpConversionPattern<of::Conv2dOp> {
     auto type = op.getOutput().getType();
     Type t = type.getElementType();
     ArrayRef<int64_t> weightShape = shapeOf(adaptor.getWeight());
+    if (library && convLowersThroughLibrary(t)) {
+      rewriter.replaceOp(
+          op, conv2dThroughLibrary(rewriter, loc, op, adaptor.getInput(),
+                                   adaptor.getWeight(), adaptor.getBias(),
+                                   type.getShape(), convWindow(op, weightShape),
+                                   op.getGroups()));
+      return success();
+    }
     if (convLowersThroughGemm(t, weightShape, op.getGroups())) {
       rewriter.replaceOp(
           op, conv2dThroughGemm(rewriter, loc, adaptor.getInput(),
@@ -194,9 +211,8 @@ struct Conv2dLowering : OpConversionPattern<of::Conv2dOp> {
   }
 };
 
-struct Conv2dBackwardInputLowering
-    : OpConversionPattern<of::Conv2dBackwardInputOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct Conv2dBackwardInputLowering : ConvPattern<of::Conv2dBackwardInputOp> {
+  using ConvPattern::ConvPattern;
   LogicalResult
   matchAndRewrite(of::Conv2dBackwardInputOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -211,6 +227,12 @@ struct Conv2dBackwardInputLowering
     ArrayRef<int64_t> kernel = shapeOf(w).drop_front(2);
     int64_t groups = op.getGroups();
     int64_t m = shapeOf(w)[0], cg = shapeOf(w)[1];
+    if (library && convLowersThroughLibrary(t)) {
+      rewriter.replaceOp(op, conv2dBackwardInputThroughLibrary(
+                                 rewriter, loc, op, dy, w, in,
+                                 convWindow(op, shapeOf(w)), groups));
+      return success();
+    }
     if (convLowersThroughGemm(t, shapeOf(w), groups)) {
       rewriter.replaceOp(op, conv2dBackwardInputThroughGemm(
                                  rewriter, loc, dy, w, in,
@@ -266,8 +288,8 @@ struct Conv2dBackwardInputLowering
 };
 
 struct Conv2dBackwardFilterLowering
-    : OpConversionPattern<of::Conv2dBackwardFilterOp> {
-  using OpConversionPattern::OpConversionPattern;
+    : ConvPattern<of::Conv2dBackwardFilterOp> {
+  using ConvPattern::ConvPattern;
   LogicalResult
   matchAndRewrite(of::Conv2dBackwardFilterOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -277,6 +299,13 @@ struct Conv2dBackwardFilterLowering
     Type t = type.getElementType();
     int64_t groups = op.getGroups();
     ArrayRef<int64_t> f = type.getShape();
+    if (library && convLowersThroughLibrary(t)) {
+      rewriter.replaceOp(op, conv2dBackwardFilterThroughLibrary(
+                                 rewriter, loc, op, adaptor.getGradOutput(),
+                                 adaptor.getInput(), f, convWindow(op, f),
+                                 groups));
+      return success();
+    }
     if (convLowersThroughGemm(t, f, groups)) {
       rewriter.replaceOp(op, conv2dBackwardFilterThroughGemm(
                                  rewriter, loc, adaptor.getGradOutput(),
@@ -592,9 +621,10 @@ struct MaxPool2dBackwardLowering
 
 } // namespace
 
-void populateConvPoolPatterns(RewritePatternSet &patterns) {
+void populateConvPoolPatterns(RewritePatternSet &patterns, bool convLibrary) {
   patterns.add<Conv2dLowering, Conv2dBackwardInputLowering,
-               Conv2dBackwardFilterLowering, MaxPool2dLowering,
+               Conv2dBackwardFilterLowering>(patterns.getContext(), convLibrary);
+  patterns.add<MaxPool2dLowering,
                AvgPool2dLowering, AvgPool2dBackwardLowering,
                MaxPool2dBackwardLowering>(patterns.getContext());
 }

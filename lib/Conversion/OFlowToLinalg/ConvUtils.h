@@ -1,7 +1,7 @@
 //===- ConvUtils.h - window geometry shared by the conv and pool lowerings -===//
 //
 // ConvPool.cpp lowers convolutions and pooling; Im2Col.cpp lowers f32
-// convolutions through GEMMs. Both pad NCHW inputs and gather over windows
+// convolutions through GEMMs, ConvLibrary.cpp through oneDNN calls. Both pad NCHW inputs and gather over windows
 // with the pieces declared here. Internal to the OFlowToLinalg library.
 //
 //===----------------------------------------------------------------------===//
@@ -57,6 +57,32 @@ Value conv2dBackwardInputThroughGemm(OpBuilder &b, Location loc, Value dy,
 Value conv2dBackwardFilterThroughGemm(OpBuilder &b, Location loc, Value dy,
                                       Value x, ArrayRef<int64_t> filterShape,
                                       const Window &window, int64_t groups);
+
+// Defined in ConvLibrary.cpp (`conv-library=dnnl`: the CPU target's
+// oneDNN calls).
+
+/// Whether a convolution of `elementType` can be a library call (f32: the
+/// runtime's primitives are f32; other types keep the loops).
+bool convLowersThroughLibrary(Type elementType);
+
+/// y = conv(x, w) + bias (bias may be null) as one library call. `anchor`:
+/// an op of the module that gets the call's declaration.
+Value conv2dThroughLibrary(OpBuilder &b, Location loc, Operation *anchor,
+                           Value x, Value w, Value bias,
+                           ArrayRef<int64_t> outShape, const Window &window,
+                           int64_t groups);
+
+/// The gradient with respect to the input of `inShape`, as one call.
+Value conv2dBackwardInputThroughLibrary(OpBuilder &b, Location loc,
+                                        Operation *anchor, Value dy, Value w,
+                                        ArrayRef<int64_t> inShape,
+                                        const Window &window, int64_t groups);
+
+/// The gradient with respect to the filter of `filterShape`, as one call.
+Value conv2dBackwardFilterThroughLibrary(OpBuilder &b, Location loc,
+                                         Operation *anchor, Value dy, Value x,
+                                         ArrayRef<int64_t> filterShape,
+                                         const Window &window, int64_t groups);
 
 } // namespace oflow::lowering
 

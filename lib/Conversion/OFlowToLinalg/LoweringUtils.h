@@ -23,7 +23,8 @@ using namespace mlir;
 void populateElementwisePatterns(RewritePatternSet &patterns);
 void populateReductionPatterns(RewritePatternSet &patterns);
 void populateLinearAlgebraPatterns(RewritePatternSet &patterns);
-void populateConvPoolPatterns(RewritePatternSet &patterns);
+/// `convLibrary`: f32 convolutions as oneDNN calls (ConvLibrary.cpp).
+void populateConvPoolPatterns(RewritePatternSet &patterns, bool convLibrary);
 void populateShapePatterns(RewritePatternSet &patterns);
 void populateGatherScatterPatterns(RewritePatternSet &patterns);
 void populateLossPatterns(RewritePatternSet &patterns);

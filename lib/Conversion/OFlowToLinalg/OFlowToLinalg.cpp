@@ -18,11 +18,12 @@ namespace oflow {
 #define GEN_PASS_DEF_OFLOWLOWERTOLINALG
 #include "oflow/Conversion/Passes.h.inc"
 
-void populateOFlowToLinalgPatterns(mlir::RewritePatternSet &patterns) {
+void populateOFlowToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                   bool convLibrary) {
   lowering::populateElementwisePatterns(patterns);
   lowering::populateReductionPatterns(patterns);
   lowering::populateLinearAlgebraPatterns(patterns);
-  lowering::populateConvPoolPatterns(patterns);
+  lowering::populateConvPoolPatterns(patterns, convLibrary);
   lowering::populateShapePatterns(patterns);
   lowering::populateGatherScatterPatterns(patterns);
   lowering::populateLossPatterns(patterns);
@@ -57,8 +58,14 @@ struct OFlowLowerToLinalg
       }
       target.addLegalOp(op);
     }
+    if (convLibrary != "" && convLibrary != "dnnl") {
+      getOperation().emitError("oflow-lower-to-linalg: conv-library must be "
+                               "empty or 'dnnl', not '")
+          << convLibrary << "'";
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(ctx);
-    populateOFlowToLinalgPatterns(patterns);
+    populateOFlowToLinalgPatterns(patterns, convLibrary == "dnnl");
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

@@ -122,6 +122,31 @@ void oflow_rt_gemm_lowp_batched(int64_t dtype_ab, int64_t batch,
                                 const void *b, int64_t ldb, int64_t stride_b,
                                 float beta, float *c, int64_t ldc,
                                 int64_t stride_c);
+/* 2-D convolutions of f32 NCHW tensors (CPU target; oneDNN's primitives,
+ * created on the first call of each geometry and kept for the run). The
+ * geometry, in this order: images n, input channels c, input rows h and
+ * columns w, output channels m, kernel rows kh and columns kw, output rows
+ * oh and columns ow, strides, dilations (1 = dense, as in ONNX), pads top,
+ * left, bottom, right, groups. Weights are [m, c/groups, kh, kw]; every
+ * buffer is dense row-major. A geometry oneDNN rejects ends the run with a
+ * one-line error naming the function and the geometry.
+ *   fwd:        y = conv(x, w)            (+ bias[m] with _fwd_bias)
+ *   bwd_data:   dx = d conv(x, w) / dx applied to dy (dx overwritten)
+ *   bwd_filter: dw = d conv(x, w) / dw applied to dy (dw overwritten) */
+#define OFLOW_RT_CONV_GEOMETRY                                                 \
+  int64_t n, int64_t c, int64_t h, int64_t w, int64_t m, int64_t kh,         \
+      int64_t kw, int64_t oh, int64_t ow, int64_t stride_h, int64_t stride_w, \
+      int64_t dilation_h, int64_t dilation_w, int64_t pad_top,              \
+      int64_t pad_left, int64_t pad_bottom, int64_t pad_right, int64_t groups
+void oflow_rt_conv2d_fwd(OFLOW_RT_CONV_GEOMETRY, const float *x,
+                         const float *weight, float *y);
+void oflow_rt_conv2d_fwd_bias(OFLOW_RT_CONV_GEOMETRY, const float *x,
+                              const float *weight, const float *bias,
+                              float *y);
+void oflow_rt_conv2d_bwd_data(OFLOW_RT_CONV_GEOMETRY, const float *dy,
+                              const float *weight, float *dx);
+void oflow_rt_conv2d_bwd_filter(OFLOW_RT_CONV_GEOMETRY, const float *dy,
+                                const float *x, float *dweight);
 /* 1 while the executable runs with --check-memory (poison dead arena regions
  * after their last use), else 0. The GPU targets' generated code asks the
  * host here, so that without the flag no poisoning kernel is launched; the

@@ -1,0 +1,123 @@
+//===- ConvLibrary.cpp - f32 convolutions as oneDNN calls (CPU target) ----===//
+//
+// With `conv-library=dnnl`, oflow-lower-to-linalg turns each f32 conv2d and
+// its two backward ops into one call of the runtime's oneDNN convolution
+// (oflow_rt/abi.h, oflow_rt_conv2d_*) instead of im2col + GEMM or direct
+// loops. The call is emitted, as the collectives are, against a placeholder
+// taking memrefs (`__oflow_rt_conv2d_<kind>_f32`): the operands are the
+// tensors' own buffers (`to_buffer`, read only; bufferization copies only a
+// tensor whose buffer is not dense), the result a fresh buffer the memory
+// plan places; oflow-lower-runtime-calls later passes their addresses.
+//
+//===----------------------------------------------------------------------===//
+#include "ConvUtils.h"
+
+#include "oflow/Codegen/DeclareFunction.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace oflow::lowering {
+namespace {
+
+/// The runtime's geometry arguments, in its order: n, c, h, w, m, kh, kw,
+/// oh, ow, strides, dilations, pads (top, left, bottom, right), groups.
+SmallVector<int64_t> geometry(ArrayRef<int64_t> inShape,
+                              ArrayRef<int64_t> weightShape,
+                              ArrayRef<int64_t> outShape, const Window &window,
+                              int64_t groups) {
+  SmallVector<int64_t> g = {inShape[0],     inShape[1],     inShape[2],
+                            inShape[3],     weightShape[0], weightShape[2],
+                            weightShape[3], outShape[2],    outShape[3]};
+  g.append(window.strides.begin(), window.strides.end());
+  g.append(window.dilations.begin(), window.dilations.end());
+  g.append(window.pads.begin(), window.pads.end());
+  g.push_back(groups);
+  return g;
+}
+
+/// Calls placeholder `__oflow_rt_conv2d_<kind>_f32` with `geom`, the
+/// buffers of `inputs` and a fresh result buffer of `resultShape`; returns
+/// the result as a tensor.
+Value callConv(OpBuilder &b, Location loc, Operation *anchor, StringRef kind,
+               ArrayRef<int64_t> geom, ValueRange inputs,
+               ArrayRef<int64_t> resultShape) {
+  Type f32 = b.getF32Type();
+  SmallVector<Value> args;
+  SmallVector<Type> types;
+  for (int64_t v : geom) {
+    args.push_back(arith::ConstantIntOp::create(b, loc, v, 64));
+    types.push_back(b.getI64Type());
+  }
+  // Same-rank dynamic types: one declaration serves every shape.
+  auto pass = [&](Value buffer) {
+    auto type = cast<MemRefType>(buffer.getType());
+    SmallVector<int64_t> dynamic(type.getRank(), ShapedType::kDynamic);
+    auto dynType = MemRefType::get(dynamic, f32);
+    args.push_back(memref::CastOp::create(b, loc, dynType, buffer));
+    types.push_back(dynType);
+  };
+  std::string name = ("__oflow_rt_conv2d_" + kind + "_f32").str();
+  // The buffer a to_buffer returns is valid where it stands: bufferization
+  // may reuse it for later values. CSE would merge a backward call's
+  // to_buffer of a forward activation with the forward call's, handing the
+  // backward call a buffer overwritten since; a number unique to the call
+  // in its function (counted on the function, the count dropped by
+  // oflow-lower-runtime-calls) keeps them apart.
+  func::FuncOp callee =
+      declareFunction(anchor->getParentOfType<ModuleOp>(), name,
+                      b.getFunctionType({}, {}));
+  Operation *function = anchor->getParentOfType<FunctionOpInterface>();
+  auto counted = function->getAttrOfType<IntegerAttr>(kLibraryCallsAttr);
+  int64_t site = counted ? counted.getInt() : 0;
+  function->setAttr(kLibraryCallsAttr, b.getI64IntegerAttr(site + 1));
+  for (Value input : inputs) {
+    auto type = tensorType(input);
+    auto toBuffer = bufferization::ToBufferOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()), input,
+        /*read_only=*/true);
+    toBuffer->setAttr(kLibraryCallSiteAttr, b.getI64IntegerAttr(site));
+    pass(toBuffer);
+  }
+  auto resultType = MemRefType::get(resultShape, f32);
+  Value result = memref::AllocOp::create(b, loc, resultType);
+  pass(result);
+  callee.setFunctionType(b.getFunctionType(types, {}));
+  func::CallOp::create(b, loc, name, TypeRange{}, args);
+  return bufferization::ToTensorOp::create(
+      b, loc, RankedTensorType::get(resultShape, f32), result,
+      /*restrict=*/true, /*writable=*/true);
+}
+
+} // namespace
+
+bool convLowersThroughLibrary(Type elementType) { return elementType.isF32(); }
+
+Value conv2dThroughLibrary(OpBuilder &b, Location loc, Operation *anchor,
+                           Value x, Value w, Value bias,
+                           ArrayRef<int64_t> outShape, const Window &window,
+                           int64_t groups) {
+  auto geom = geometry(shapeOf(x), shapeOf(w), outShape, window, groups);
+  if (bias)
+    return callConv(b, loc, anchor, "fwd_bias", geom, {x, w, bias}, outShape);
+  return callConv(b, loc, anchor, "fwd", geom, {x, w}, outShape);
+}
+
+Value conv2dBackwardInputThroughLibrary(OpBuilder &b, Location loc,
+                                        Operation *anchor, Value dy, Value w,
+                                        ArrayRef<int64_t> inShape,
+                                        const Window &window, int64_t groups) {
+  auto geom = geometry(inShape, shapeOf(w), shapeOf(dy), window, groups);
+  return callConv(b, loc, anchor, "bwd_data", geom, {dy, w}, inShape);
+}
+
+Value conv2dBackwardFilterThroughLibrary(OpBuilder &b, Location loc,
+                                         Operation *anchor, Value dy, Value x,
+                                         ArrayRef<int64_t> filterShape,
+                                         const Window &window, int64_t groups) {
+  auto geom = geometry(shapeOf(x), filterShape, shapeOf(dy), window, groups);
+  return callConv(b, loc, anchor, "bwd_filter", geom, {dy, x}, filterShape);
+}
+
+} // namespace oflow::lowering
