@@ -10,6 +10,10 @@ and oflow's static memory plan (planned arena peak vs. the naive sum of all
 buffers vs. the liveness lower bound).
 
   bench/train_bench.py --oflow-compile build/bin/oflow-compile [--examples mlp gpt]
+
+Besides the examples, --examples takes stock torchvision models (issue #17):
+resnet18 (10 classes, 32x32 images, batch 8) and resnet18-224 (224x224, batch
+32), exported to ONNX here with random weights and random data.
 """
 import argparse
 import importlib.util
@@ -25,6 +29,56 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INPUTS = {"mlp": ["x", "y"], "cnn": ["x", "y"], "gpt": ["tokens", "targets"]}
+# Stock torchvision models: (constructor, image size, batch).
+ZOO = {"resnet18": ("resnet18", 32, 8), "resnet18-224": ("resnet18", 224, 32)}
+
+ZOO_MODEL = r"""
+import numpy as np, torch, torch.nn.functional as F, torchvision
+BATCH = {batch}
+class WithLoss(torch.nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+    def forward(self, x, y):
+        return F.cross_entropy(self.net(x), y)
+def make_model():
+    torch.manual_seed(0)
+    return WithLoss(torchvision.models.{ctor}(weights=None, num_classes=10))
+def load_data():
+    return np.load({x!r}), np.load({y!r})
+"""
+
+
+def model_files(example, work):
+    """(ONNX model, model.py for the torch side, {input: .npy}) of `example`."""
+    if example not in ZOO:
+        d = os.path.join(ROOT, "examples", example)
+        return (os.path.join(d, example + ".onnx"), os.path.join(d, "model.py"),
+                {n: os.path.join(d, n + ".npy") for n in INPUTS[example]})
+    import numpy as np
+    import torch
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    import common
+    ctor, size, batch = ZOO[example]
+    d = os.path.join(work, example)
+    os.makedirs(d, exist_ok=True)
+    rng = np.random.RandomState(0)
+    data = {"x": os.path.join(d, "x.npy"), "y": os.path.join(d, "y.npy")}
+    np.save(data["x"], rng.standard_normal((4 * batch, 3, size, size)).astype(np.float32))
+    np.save(data["y"], rng.randint(0, 10, 4 * batch).astype(np.int64))
+    model_py = os.path.join(d, "model.py")
+    with open(model_py, "w") as f:
+        f.write(ZOO_MODEL.format(batch=batch, ctor=ctor, x=data["x"], y=data["y"]))
+    spec = importlib.util.spec_from_file_location("zoo_model", model_py)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    model = m.make_model()
+    model.train()
+    x, y = m.load_data()
+    onnx_path = os.path.join(d, example + ".onnx")
+    common.export_loss_model(model, (torch.from_numpy(x[:batch]), torch.from_numpy(y[:batch])),
+                             onnx_path, ["x", "y"], 17)
+    return onnx_path, model_py, data
 
 TORCH_CHILD = r"""
 import importlib.util, json, resource, sys, time
@@ -48,10 +102,10 @@ print(json.dumps({"times": times[warmup:],
 """
 
 
-def run_oflow(compiler, example, steps, warmup, work):
-    exe = os.path.join(work, example)
+def run_oflow(compiler, example, steps, warmup, work, files):
+    exe = os.path.join(work, example + ".exe")
     t = time.perf_counter()
-    proc = subprocess.run([compiler, os.path.join(ROOT, "examples", example, example + ".onnx"),
+    proc = subprocess.run([compiler, files[0],
                            "--target", "cpu", "-o", exe, "--lr", "0.01"],
                           capture_output=True, text=True, check=True)
     compile_s = time.perf_counter() - t
@@ -59,11 +113,10 @@ def run_oflow(compiler, example, steps, warmup, work):
                      r"liveness lower bound ([\d.]+ \w+)", proc.stderr)
     log = os.path.join(work, example + ".jsonl")
     cmd = [exe, "--steps", str(steps), "--log-json", log]
-    for name in INPUTS[example]:
-        cmd += ["--data", f"{name}={os.path.join(ROOT, 'examples', example, name + '.npy')}"]
+    for name, path in files[2].items():
+        cmd += ["--data", f"{name}={path}"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
-                   env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    subprocess.run(cmd + ["--threads", "1"], check=True, stdout=subprocess.DEVNULL)
     rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     with open(log) as f:
         elapsed = [json.loads(l)["elapsed_s"] for l in f if '"loss"' in l]
@@ -72,9 +125,8 @@ def run_oflow(compiler, example, steps, warmup, work):
                 compile_s=compile_s, plan=plan.groups() if plan else ("?", "?", "?"))
 
 
-def run_torch(example, steps, warmup):
-    proc = subprocess.run([sys.executable, "-c", TORCH_CHILD,
-                           os.path.join(ROOT, "examples", example, "model.py"),
+def run_torch(example, steps, warmup, files):
+    proc = subprocess.run([sys.executable, "-c", TORCH_CHILD, files[1],
                            str(steps), str(warmup)],
                           capture_output=True, text=True, check=True,
                           env=dict(os.environ, OMP_NUM_THREADS="1"))
@@ -85,15 +137,17 @@ def run_torch(example, steps, warmup):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--oflow-compile", required=True)
-    p.add_argument("--examples", nargs="+", default=["mlp", "gpt"])
+    p.add_argument("--examples", nargs="+", default=["mlp", "gpt"],
+                   choices=sorted(INPUTS) + sorted(ZOO))
     p.add_argument("--steps", type=int, default=60)
     p.add_argument("--warmup", type=int, default=10)
     args = p.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for ex in args.examples:
-            o = run_oflow(args.oflow_compile, ex, args.steps, args.warmup, work)
-            t = run_torch(ex, args.steps, args.warmup)
+            files = model_files(ex, work)
+            o = run_oflow(args.oflow_compile, ex, args.steps, args.warmup, work, files)
+            t = run_torch(ex, args.steps, args.warmup, files)
             rows.append((ex, o, t))
     print("| model | oflow step (ms) | torch eager step (ms) | speed-up | oflow peak RSS (MiB) "
           "| torch peak RSS (MiB) | plan peak | plan naive | liveness bound | compile (s) |")
