@@ -783,6 +783,52 @@ LogicalResult convertClip(Ctx &c) {
   return success();
 }
 
+/// max(0, min(1, alpha x + beta)), the piecewise-linear sigmoid of
+/// HardSigmoid and HardSwish, from oflow's own ops (their gradients with
+/// it: alpha inside (0, 1), 0 outside, as torch's hardsigmoid).
+Value hardSigmoid(Ctx &c, Value x, float alpha, float beta) {
+  Type elt = cast<RankedTensorType>(x.getType()).getElementType();
+  if (!isa<FloatType>(elt))
+    return Value();
+  auto scalar = [&](double v) -> Value {
+    return ConstantOp::create(
+        c.builder(), c.loc(),
+        DenseElementsAttr::get(RankedTensorType::get({}, elt),
+                               FloatAttr::get(elt, v)));
+  };
+  Value y = c.create<MulOp>({x, scalar(alpha)});
+  if (y)
+    y = c.create<AddOp>({y, scalar(beta)});
+  if (y)
+    y = c.create<MinOp>({y, scalar(1)});
+  if (y)
+    y = c.create<MaxOp>({y, scalar(0)});
+  return y;
+}
+
+LogicalResult convertHardSigmoid(Ctx &c) {
+  Value x = c.input(0);
+  if (!isa<FloatType>(cast<RankedTensorType>(x.getType()).getElementType()))
+    return c.unsupported("HardSigmoid of a non-float tensor");
+  Value y = hardSigmoid(c, x, c.floatAttr("alpha", 0.2f),
+                        c.floatAttr("beta", 0.5f));
+  if (!y)
+    return failure();
+  c.setOutput(0, y);
+  return success();
+}
+
+/// HardSwish(x) = x * HardSigmoid(x) with alpha 1/6, beta 1/2 (MobileNetV3).
+LogicalResult convertHardSwish(Ctx &c) {
+  Value x = c.input(0);
+  if (!isa<FloatType>(cast<RankedTensorType>(x.getType()).getElementType()))
+    return c.unsupported("HardSwish of a non-float tensor");
+  Value gate = hardSigmoid(c, x, 1.0f / 6.0f, 0.5f);
+  if (!gate)
+    return failure();
+  return setResult(c, c.create<MulOp>({x, gate}));
+}
+
 LogicalResult convertWhere(Ctx &c) {
   return setResult(c, c.create<WhereOp>({c.input(0), c.input(1), c.input(2)}));
 }
@@ -837,6 +883,8 @@ NodeConverter lookupConverter(StringRef domain, StringRef opType) {
       .Case("Div", binary<DivOp>)
       .Case("Pow", convertPow)
       .Case("Clip", convertClip)
+      .Case("HardSigmoid", convertHardSigmoid)
+      .Case("HardSwish", convertHardSwish)
       .Case("Max", variadic<MaxOp>)
       .Case("Min", variadic<MinOp>)
       .Case("Sum", variadic<AddOp>)

@@ -60,6 +60,11 @@ def _resnet18():
     return resnet18(weights=None, num_classes=10)
 
 
+def _mobilenet_v3_small():
+    from torchvision.models import mobilenet_v3_small
+    return mobilenet_v3_small(weights=None, num_classes=10, width_mult=0.5, dropout=0.0)
+
+
 def _shufflenet():
     from torchvision.models import shufflenet_v2_x0_5
     return shufflenet_v2_x0_5(weights=None, num_classes=10)
@@ -78,6 +83,7 @@ MODELS = {
                      r"net\.features\.(1\.conv\.2|\d+\.conv\.3)\.bias"),
     "shufflenet": (_shufflenet, 64, 16, 0.01, r"net\.stage\d\.\d\.branch(1\.1|2\.4)\.bias"),
     "resnet18": (_resnet18, 32, 8, 0.01, r"$^"),
+    "mobilenet_v3_small": (_mobilenet_v3_small, 64, 16, 0.01, r"$^"),
 }
 CLASSES = 10
 

@@ -287,6 +287,26 @@ def r_clip(g):
     g.add(g.node("Clip", ins)[0])
 
 
+def r_hardsigmoid(g):
+    # Defaults (0.2, 0.5) or a slope and offset that put both kinks inside
+    # the data's usual range.
+    v = g.pick(rank_ge(1))
+    if g.rng.random() < 0.5:
+        g.add(g.node("HardSigmoid", [v])[0])
+    else:
+        alpha = float(np.float32(g.rng.uniform(0.3, 1.5)))
+        beta = float(np.float32(g.rng.uniform(0.2, 0.8)))
+        g.add(g.node("HardSigmoid", [v], alpha=alpha, beta=beta)[0])
+
+
+def r_hardswish(g):
+    # Kinks at -3 and 3: half the time on a value scaled to reach them.
+    v = g.pick(rank_ge(1))
+    if g.rng.random() < 0.5:
+        v = g.node("Mul", [v, g.fconst(np.float32(4))])[0]
+    g.add(g.node("HardSwish", [v])[0])
+
+
 def condition(g, cmp=None):
     v = g.pick(rank_ge(1))
     w = g.partner(v)
@@ -899,6 +919,7 @@ OPS = {
     "Sigmoid": (2, unary("Sigmoid")), "Relu": (3, unary("Relu")), "Erf": (1, unary("Erf")),
     "Not": (0.5, where("Not")), "Add": (3, binary("Add")), "Sub": (2, binary("Sub")),
     "Mul": (3, binary("Mul")), "Div": (2, r_div), "Pow": (1, r_pow), "Clip": (1, r_clip),
+    "HardSigmoid": (0.5, r_hardsigmoid), "HardSwish": (0.5, r_hardswish),
     "Max": (1, variadic("Max")), "Min": (1, variadic("Min")), "Sum": (1, variadic("Sum")),
     "Mean": (1, variadic("Mean")), "Equal": (0.5, where("Equal")), "Less": (0.5, where("Less")),
     "LessOrEqual": (0.5, where("LessOrEqual")), "Greater": (0.5, where("Greater")),

@@ -117,6 +117,10 @@ def evaluate_node(node, ins, dt):
         return [acc / len(ins) if op == "Mean" else acc]
     if op == "Where":
         return [torch.where(ins[0], ins[1], ins[2])]
+    if op == "HardSigmoid":
+        return [torch.clamp(a.get("alpha", 0.2) * x + a.get("beta", 0.5), 0, 1)]
+    if op == "HardSwish":
+        return [x * torch.clamp(x / 6 + 0.5, 0, 1)]
     if op == "Clip":
         if len(ins) > 1 and ins[1] is not None:
             x = torch.maximum(x, ins[1])
@@ -338,6 +342,13 @@ def kink_margin(node, ins):
         if op in ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual") and \
                 ins[0].is_floating_point():
             return float((ins[0] - ins[1]).abs().min())
+        if op in ("HardSigmoid", "HardSwish"):
+            alpha, beta = ((a.get("alpha", 0.2), a.get("beta", 0.5)) if op == "HardSigmoid"
+                           else (1 / 6, 0.5))
+            lo, hi = -beta / alpha, (1 - beta) / alpha
+            x = ins[0]
+            return float(torch.minimum((x - lo).abs(), (x - hi).abs()).min()) \
+                if x.numel() else math.inf
         if op == "Clip":
             m = math.inf
             for b in ins[1:]:
