@@ -12,8 +12,10 @@ buffers vs. the liveness lower bound).
   bench/train_bench.py --oflow-compile build/bin/oflow-compile [--examples mlp gpt]
 
 Besides the examples, --examples takes stock torchvision models (issue #17):
-resnet18 (10 classes, 32x32 images, batch 8) and resnet18-224 (224x224, batch
-32), exported to ONNX here with random weights and random data.
+resnet18 (10 classes, 32x32 images, batch 8), resnet18-224 (224x224, batch
+32), mobilenet_v2 (width 0.25) and mobilenet_v3_small (width 0.5) at 64x64,
+batch 16, exported to ONNX here with random weights and random data.
+--compile-flag passes a flag to oflow-compile (e.g. --compile-flag=--conv=im2col).
 """
 import argparse
 import importlib.util
@@ -29,8 +31,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INPUTS = {"mlp": ["x", "y"], "cnn": ["x", "y"], "gpt": ["tokens", "targets"]}
-# Stock torchvision models: (constructor, image size, batch).
-ZOO = {"resnet18": ("resnet18", 32, 8), "resnet18-224": ("resnet18", 224, 32)}
+# Stock torchvision models: (constructor, image size, batch, extra arguments).
+ZOO = {"resnet18": ("resnet18", 32, 8, ""), "resnet18-224": ("resnet18", 224, 32, ""),
+       "mobilenet_v2": ("mobilenet_v2", 64, 16, ", width_mult=0.25, dropout=0.0"),
+       "mobilenet_v3_small": ("mobilenet_v3_small", 64, 16, ", width_mult=0.5, dropout=0.0")}
 
 ZOO_MODEL = r"""
 import numpy as np, torch, torch.nn.functional as F, torchvision
@@ -43,7 +47,7 @@ class WithLoss(torch.nn.Module):
         return F.cross_entropy(self.net(x), y)
 def make_model():
     torch.manual_seed(0)
-    return WithLoss(torchvision.models.{ctor}(weights=None, num_classes=10))
+    return WithLoss(torchvision.models.{ctor}(weights=None, num_classes=10{kwargs}))
 def load_data():
     return np.load({x!r}), np.load({y!r})
 """
@@ -59,7 +63,7 @@ def model_files(example, work):
     import torch
     sys.path.insert(0, os.path.join(ROOT, "examples"))
     import common
-    ctor, size, batch = ZOO[example]
+    ctor, size, batch, kwargs = ZOO[example]
     d = os.path.join(work, example)
     os.makedirs(d, exist_ok=True)
     rng = np.random.RandomState(0)
@@ -68,7 +72,8 @@ def model_files(example, work):
     np.save(data["y"], rng.randint(0, 10, 4 * batch).astype(np.int64))
     model_py = os.path.join(d, "model.py")
     with open(model_py, "w") as f:
-        f.write(ZOO_MODEL.format(batch=batch, ctor=ctor, x=data["x"], y=data["y"]))
+        f.write(ZOO_MODEL.format(batch=batch, ctor=ctor, kwargs=kwargs, x=data["x"],
+                                 y=data["y"]))
     spec = importlib.util.spec_from_file_location("zoo_model", model_py)
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
@@ -102,11 +107,11 @@ print(json.dumps({"times": times[warmup:],
 """
 
 
-def run_oflow(compiler, example, steps, warmup, work, files):
+def run_oflow(compiler, example, steps, warmup, work, files, flags):
     exe = os.path.join(work, example + ".exe")
     t = time.perf_counter()
     proc = subprocess.run([compiler, files[0],
-                           "--target", "cpu", "-o", exe, "--lr", "0.01"],
+                           "--target", "cpu", "-o", exe, "--lr", "0.01"] + flags,
                           capture_output=True, text=True, check=True)
     compile_s = time.perf_counter() - t
     plan = re.search(r"memory plan \(train\): peak ([\d.]+ \w+), naive ([\d.]+ \w+), "
@@ -139,6 +144,7 @@ def main():
     p.add_argument("--oflow-compile", required=True)
     p.add_argument("--examples", nargs="+", default=["mlp", "gpt"],
                    choices=sorted(INPUTS) + sorted(ZOO))
+    p.add_argument("--compile-flag", action="append", default=[])
     p.add_argument("--steps", type=int, default=60)
     p.add_argument("--warmup", type=int, default=10)
     args = p.parse_args()
@@ -146,7 +152,8 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for ex in args.examples:
             files = model_files(ex, work)
-            o = run_oflow(args.oflow_compile, ex, args.steps, args.warmup, work, files)
+            o = run_oflow(args.oflow_compile, ex, args.steps, args.warmup, work, files,
+                          args.compile_flag)
             t = run_torch(ex, args.steps, args.warmup, files)
             rows.append((ex, o, t))
     print("| model | oflow step (ms) | torch eager step (ms) | speed-up | oflow peak RSS (MiB) "

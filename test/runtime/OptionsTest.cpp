@@ -1,6 +1,10 @@
 //===- OptionsTest.cpp - the executable's command line --------------------===//
 #include "TestUtil.h"
+#include "../../runtime/lib/MpiWorld.h"
 #include "oflow_rt/Options.h"
+
+#include <sched.h>
+#include <cstdlib>
 
 using namespace oflow_rt;
 using oflow_rt::test::expectError;
@@ -116,4 +120,36 @@ TEST(Options, HelpListsInputsAndOutputs) {
     EXPECT_NE(h.find(part), std::string::npos) << part << "\n" << h;
   std::string ih = inferHelp("infer", m);
   EXPECT_NE(ih.find("input_0.pb"), std::string::npos) << ih;
+}
+
+// --threads' default (oflow_rt_set_threads for OpenBLAS and oneDNN):
+// OMP_NUM_THREADS when set, else this process's cores over the node's ranks.
+TEST(Options, DefaultThreadsFollowOmpNumThreadsThenCoresPerRank) {
+  auto restore = [](const char *name, const char *old) {
+    if (old)
+      setenv(name, old, 1);
+    else
+      unsetenv(name);
+  };
+  std::string omp = getenv("OMP_NUM_THREADS") ? getenv("OMP_NUM_THREADS") : "";
+  bool hadOmp = getenv("OMP_NUM_THREADS");
+  const char *rank = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  const char *size = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  std::string rankOld = rank ? rank : "", sizeOld = size ? size : "";
+
+  setenv("OMP_NUM_THREADS", "3", 1);
+  EXPECT_EQ(oflow_rt::detail::defaultThreads(), 3);
+  unsetenv("OMP_NUM_THREADS");
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  setenv("OMPI_COMM_WORLD_LOCAL_RANK", "0", 1);
+  setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "1", 1);
+  EXPECT_EQ(oflow_rt::detail::defaultThreads(), CPU_COUNT(&set));
+  // More ranks than cores: one thread each, never zero.
+  setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "100000", 1);
+  EXPECT_EQ(oflow_rt::detail::defaultThreads(), 1);
+
+  restore("OMP_NUM_THREADS", hadOmp ? omp.c_str() : nullptr);
+  restore("OMPI_COMM_WORLD_LOCAL_RANK", rank ? rankOld.c_str() : nullptr);
+  restore("OMPI_COMM_WORLD_LOCAL_SIZE", size ? sizeOld.c_str() : nullptr);
 }
