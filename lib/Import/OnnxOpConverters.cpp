@@ -329,6 +329,46 @@ LogicalResult convertLayerNorm(Ctx &c) {
                                      c.floatAttr("epsilon", 1e-5f)))}));
 }
 
+/// InstanceNormalization(x, scale[C], B[C]) normalizes each (image,
+/// channel) over the axes from 2 on: a layer norm from axis 2 with a unit
+/// scale, then the per-channel affine. PyTorch exports GroupNorm this way
+/// too (x reshaped to [N, groups, -1], unit scale, then its own affine).
+LogicalResult convertInstanceNorm(Ctx &c) {
+  RankedTensorType t = c.inputType(0);
+  if (t.getRank() < 3)
+    return c.unsupported("InstanceNormalization of a rank-" +
+                         Twine(t.getRank()) + " input (needs N, C and at "
+                         "least one spatial axis)");
+  Type elt = t.getElementType();
+  if (!isa<FloatType>(elt))
+    return c.unsupported("InstanceNormalization of a non-float tensor");
+  auto normShape = RankedTensorType::get(t.getShape().drop_front(2), elt);
+  Value ones = ConstantOp::create(
+      c.builder(), c.loc(),
+      DenseElementsAttr::get(normShape, FloatAttr::get(elt, 1.0)));
+  Value y = c.create<LayerNormOp>(
+      {c.input(0), ones},
+      {c.named("axis", c.builder().getI64IntegerAttr(2)),
+       c.named("epsilon",
+               c.builder().getF32FloatAttr(c.floatAttr("epsilon", 1e-5f)))});
+  // scale and B as [C, 1, ...]: they broadcast over the spatial axes.
+  SmallVector<int64_t> perChannel(t.getRank() - 1, 1);
+  perChannel[0] = t.getDimSize(1);
+  for (int input : {1, 2}) {
+    if (!y)
+      return failure();
+    Value p = c.create<ReshapeOp>(c.input(input),
+                                  {c.named("shape", i64s(c, perChannel))});
+    if (!p)
+      return failure();
+    y = input == 1 ? Value(c.create<MulOp>({y, p})) : Value(c.create<AddOp>({y, p}));
+  }
+  if (!y)
+    return failure();
+  c.setOutput(0, y);
+  return success();
+}
+
 LogicalResult convertBatchNorm(Ctx &c) {
   bool training = c.intAttr("training_mode", 0) != 0;
   if (c.opset() < 14 && c.numOutputs() > 1)
@@ -906,6 +946,7 @@ NodeConverter lookupConverter(StringRef domain, StringRef opType) {
       .Case("LogSoftmax", convertSoftmax<LogSoftmaxOp>)
       .Case("LayerNormalization", convertLayerNorm)
       .Case("BatchNormalization", convertBatchNorm)
+      .Case("InstanceNormalization", convertInstanceNorm)
       .Case("Conv", convertConv)
       .Case("MaxPool", convertPool<MaxPool2dOp>)
       .Case("AveragePool", convertPool<AvgPool2dOp>)

@@ -506,6 +506,17 @@ def r_layernorm(g):
     g.add(g.node("LayerNormalization", ins, **at)[0])
 
 
+def r_instancenorm(g):
+    # [N, C, spatial...] with at least two values per (image, channel).
+    v = g.pick(lambda s: len(s) >= 3 and int(np.prod(s[2:])) >= 2)
+    s = g.shape(v)
+    at = {"epsilon": 1e-3} if g.rng.random() < 0.3 else {}
+    sc = g.weight([s[1]], scale=0.3)
+    g.inits[sc] = (g.inits[sc] + 1).astype(np.float32)
+    g.env[sc] = torch.from_numpy(g.inits[sc].astype(np.float64))
+    g.add(g.node("InstanceNormalization", [v, sc, g.weight([s[1]], scale=0.3)], **at)[0])
+
+
 def softmax(op):
     def f(g):
         v = g.pick(rank_ge(1))
@@ -928,7 +939,8 @@ OPS = {
     "Gemm": (2, r_gemm), "ReduceSum": (1, reduce("ReduceSum")),
     "ReduceMean": (1, reduce("ReduceMean")), "ReduceMax": (1, reduce("ReduceMax")),
     "Softmax": (1, softmax("Softmax")), "LogSoftmax": (1, softmax("LogSoftmax")),
-    "LayerNormalization": (2, r_layernorm), "BatchNormalization": (3, r_bn),
+    "LayerNormalization": (2, r_layernorm),
+    "InstanceNormalization": (1, r_instancenorm), "BatchNormalization": (3, r_bn),
     "Conv": (4, r_conv), "MaxPool": (1.5, pool("MaxPool")),
     "AveragePool": (1.5, pool("AveragePool")), "GlobalAveragePool": (1, r_gap),
     "Reshape": (1.5, r_reshape), "Flatten": (1, r_flatten), "Transpose": (1.5, r_transpose),

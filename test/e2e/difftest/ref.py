@@ -259,6 +259,9 @@ def evaluate_node(node, ins, dt):
         y = (x - mean.reshape(shp)) / torch.sqrt(var.reshape(shp) + eps) * scale.reshape(shp) \
             + bias.reshape(shp)
         return [y]
+    if op == "InstanceNormalization":
+        return [torch.nn.functional.instance_norm(x, weight=ins[1], bias=ins[2],
+                                                  eps=a.get("epsilon", 1e-5))]
     if op == "LayerNormalization":
         axis = a.get("axis", -1) % x.dim()
         dims = tuple(range(axis, x.dim()))
@@ -393,7 +396,7 @@ SUMS = {"Add", "Sum", "Mean", "MatMul", "Gemm", "Conv", "ReduceSum", "ReduceMean
 # channel (row) by error / std; where the values are far from zero and close
 # together (a log-softmax's output is about -log(classes) +- 0.01) that is
 # thousands of times the result's own ulp (s7-O0-364-cuda-emulated).
-NORMS = {"BatchNormalization", "LayerNormalization"}
+NORMS = {"BatchNormalization", "LayerNormalization", "InstanceNormalization"}
 
 
 def _statistics_noise(node, ins, outs, dt, rng):
@@ -412,6 +415,9 @@ def _statistics_noise(node, ins, outs, dt, rng):
         if not a.get("training_mode", 0):
             return outs
         dims = [0] + list(range(2, x.dim()))
+        scale = ins[1].reshape([1, -1] + [1] * (x.dim() - 2))
+    elif node.op_type == "InstanceNormalization":
+        dims = list(range(2, x.dim()))
         scale = ins[1].reshape([1, -1] + [1] * (x.dim() - 2))
     else:
         dims = list(range(a.get("axis", -1) % x.dim(), x.dim()))
