@@ -65,11 +65,32 @@ def _mobilenet_v3_small():
     return mobilenet_v3_small(weights=None, num_classes=10, width_mult=0.5, dropout=0.0)
 
 
+def _efficientnet_b0():
+    from torchvision.models import efficientnet_b0
+    net = efficientnet_b0(weights=None, num_classes=10, stochastic_depth_prob=0.0)
+    net.classifier[0].p = 0.0  # its constructor fixes the dropout at 0.2
+    return net
+
+
+def _regnet_x_400mf():
+    from torchvision.models import regnet_x_400mf
+    return regnet_x_400mf(weights=None, num_classes=10)
+
+
+def _mnasnet():
+    from torchvision.models import mnasnet0_5
+    return mnasnet0_5(weights=None, num_classes=10, dropout=0.0)
+
+
 def _shufflenet():
     from torchvision.models import shufflenet_v2_x0_5
     return shufflenet_v2_x0_5(weights=None, num_classes=10)
 
 
+# EfficientNet-B0 and RegNetX-400MF are here for manual runs, not in ctest
+# (docs/benchmarks.md, issue #17: one EfficientNet tensor at 1.06x its
+# tolerance; RegNetX channels of block4 off by 4-5x on both convolution
+# paths, not yet explained).
 # name: (constructor, image size, batch, lr, tensors whose gradient is zero
 # or nearly so in exact arithmetic, as a regex). A batch-norm bias followed by
 # a convolution and another batch norm only shifts what that norm subtracts
@@ -84,6 +105,9 @@ MODELS = {
     "shufflenet": (_shufflenet, 64, 16, 0.01, r"net\.stage\d\.\d\.branch(1\.1|2\.4)\.bias"),
     "resnet18": (_resnet18, 32, 8, 0.01, r"$^"),
     "mobilenet_v3_small": (_mobilenet_v3_small, 64, 16, 0.01, r"$^"),
+    "efficientnet_b0": (_efficientnet_b0, 64, 8, 0.01, r"$^"),
+    "regnet_x_400mf": (_regnet_x_400mf, 64, 8, 0.01, r"$^"),
+    "mnasnet": (_mnasnet, 64, 8, 0.01, r"$^"),
 }
 CLASSES = 10
 
