@@ -37,17 +37,15 @@ ZOO = {"resnet18": ("resnet18", 32, 8, ""), "resnet18-224": ("resnet18", 224, 32
        "mobilenet_v3_small": ("mobilenet_v3_small", 64, 16, ", width_mult=0.5, dropout=0.0")}
 
 ZOO_MODEL = r"""
-import numpy as np, torch, torch.nn.functional as F, torchvision
+import sys
+import numpy as np, torch, torchvision
+sys.path.insert(0, {examples!r})
+import common
 BATCH = {batch}
-class WithLoss(torch.nn.Module):
-    def __init__(self, net):
-        super().__init__()
-        self.net = net
-    def forward(self, x, y):
-        return F.cross_entropy(self.net(x), y)
 def make_model():
     torch.manual_seed(0)
-    return WithLoss(torchvision.models.{ctor}(weights=None, num_classes=10{kwargs}))
+    return common.WithCrossEntropy(
+        torchvision.models.{ctor}(weights=None, num_classes=10{kwargs}))
 def load_data():
     return np.load({x!r}), np.load({y!r})
 """
@@ -72,8 +70,8 @@ def model_files(example, work):
     np.save(data["y"], rng.randint(0, 10, 4 * batch).astype(np.int64))
     model_py = os.path.join(d, "model.py")
     with open(model_py, "w") as f:
-        f.write(ZOO_MODEL.format(batch=batch, ctor=ctor, kwargs=kwargs, x=data["x"],
-                                 y=data["y"]))
+        f.write(ZOO_MODEL.format(examples=os.path.join(ROOT, "examples"), batch=batch,
+                                 ctor=ctor, kwargs=kwargs, x=data["x"], y=data["y"]))
     spec = importlib.util.spec_from_file_location("zoo_model", model_py)
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)

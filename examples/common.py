@@ -1,6 +1,8 @@
 """Shared helpers for the example export scripts (examples/*/export.py).
 
 * `export_loss_model` - torch.onnx.export with the settings every example uses.
+* `WithCrossEntropy`  - a classifier and its mean cross-entropy as one module
+                        (how the tests and benchmarks export stock models).
 * `check_exported`    - onnx.checker + strict shape inference + a summary
                         (op types, initializers, inputs/outputs) + a check that
                         the initializers equal the module's initial state.
@@ -23,6 +25,18 @@ import torch
 
 
 # --------------------------------------------------------------------------- export
+
+
+class WithCrossEntropy(torch.nn.Module):
+    """`net(x)`'s mean cross-entropy against labels `y`: the training-mode
+    graph of a stock classifier (torchvision's) with its loss."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x, y):
+        return torch.nn.functional.cross_entropy(self.net(x), y)
 
 def export_loss_model(model, args, path, input_names, opset):
     """Export `model(*args) -> scalar loss` to `path` (initializers embedded).

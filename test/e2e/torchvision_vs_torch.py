@@ -112,18 +112,9 @@ MODELS = {
 CLASSES = 10
 
 
-class WithLoss(torch.nn.Module):
-    def __init__(self, net):
-        super().__init__()
-        self.net = net
-
-    def forward(self, x, y):
-        return F.cross_entropy(self.net(x), y)
-
-
 def make_model(name):
     torch.manual_seed(0)
-    model = WithLoss(MODELS[name][0]())
+    model = common.WithCrossEntropy(MODELS[name][0]())
     model.train()
     return model
 
