@@ -87,6 +87,23 @@ void registerConvPool(GradRegistry &r) {
       a.set(2, b.sum(g, {0, 2, 3}, /*keepdims=*/false));
     return success();
   });
+  // conv2d_backward_input as a forward op (ONNX ConvTranspose): it is linear
+  // in both operands, and its adjoints are the convolution itself and the
+  // filter gradient with the roles of gradient and input swapped.
+  r.add<Conv2dBackwardInputOp>([](Conv2dBackwardInputOp op, GradArgs &a) {
+    GradBuilder &b = a.b;
+    Value g = a.grad();
+    if (a.needs(0))
+      a.set(0, b.op<Conv2dOp>(g, op.getWeight(), Value(), op.getStrides(),
+                              op.getPads(),
+                              op.getDilations(), op.getGroups()));
+    if (a.needs(1))
+      a.set(1, b.op<Conv2dBackwardFilterOp>(
+                   op.getGradOutput(), g, shapeOf(op.getWeight()),
+                   op.getStrides(), op.getPads(), op.getDilations(),
+                   op.getGroups()));
+    return success();
+  });
   r.add<MaxPool2dOp>([](MaxPool2dOp op, GradArgs &a) {
     a.set(0, a.b.op<MaxPool2dBackwardOp>(
                  a.grad(), op.getInput(), op.getKernel(), op.getStrides(),

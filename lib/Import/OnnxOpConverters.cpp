@@ -454,6 +454,69 @@ LogicalResult convertConv(Ctx &c) {
               c.named("groups", c.builder().getI64IntegerAttr(c.intAttr("group", 1)))}));
 }
 
+/// ConvTranspose(x, w[C_in, C_out/group, kH, kW]) is the input gradient of
+/// the convolution from its output [N, C_out, OH, OW] to x: oflow's
+/// conv2d_backward_input with x as the incoming gradient, where
+/// OH = stride (H - 1) + output_padding + dilation (kH - 1) + 1 - pads.
+LogicalResult convertConvTranspose(Ctx &c) {
+  RankedTensorType in = c.inputType(0), w = c.inputType(1);
+  if (in.getRank() != 4)
+    return c.unsupported(Twine(in.getRank() - 2) +
+                         "-D ConvTranspose is not supported (only 2-D, NCHW)");
+  if (c.stringAttr("auto_pad", "NOTSET") != "NOTSET")
+    return c.unsupported("ConvTranspose with auto_pad is not supported; give "
+                         "explicit pads");
+  if (!c.intsAttr("output_shape").empty())
+    return c.unsupported("ConvTranspose's output_shape is not supported; give "
+                         "pads and output_padding");
+  SmallVector<int64_t> strides = orDefault(c.intsAttr("strides"), 1);
+  SmallVector<int64_t> dilations = orDefault(c.intsAttr("dilations"), 1);
+  SmallVector<int64_t> pads = c.intsAttr("pads");
+  if (pads.empty())
+    pads.assign(4, 0);
+  SmallVector<int64_t> outPad = c.intsAttr("output_padding");
+  if (outPad.empty())
+    outPad.assign(2, 0);
+  int64_t group = c.intAttr("group", 1);
+  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4 ||
+      outPad.size() != 2)
+    return c.unsupported("ConvTranspose expects 2 strides, dilations and "
+                         "output_padding values and 4 pads");
+  SmallVector<int64_t> outShape = {in.getDimSize(0), w.getDimSize(1) * group};
+  for (int d = 0; d < 2; ++d) {
+    if (outPad[d] < 0 || outPad[d] >= std::max(strides[d], dilations[d]))
+      return c.unsupported("ConvTranspose's output_padding must be below the "
+                           "stride or the dilation");
+    outShape.push_back(strides[d] * (in.getDimSize(2 + d) - 1) + outPad[d] +
+                       dilations[d] * (w.getDimSize(2 + d) - 1) + 1 - pads[d] -
+                       pads[d + 2]);
+    if (outShape.back() < 1)
+      return c.unsupported("ConvTranspose's pads leave no output");
+  }
+  // The extra output_padding rows and columns are the convolution's
+  // unread tail: its bottom/right pads shrink by that much.
+  if (outPad[0] > pads[2] || outPad[1] > pads[3])
+    return c.unsupported("ConvTranspose with output_padding larger than the "
+                         "end pads is not supported");
+  SmallVector<int64_t> convPads = {pads[0], pads[1], pads[2] - outPad[0],
+                                   pads[3] - outPad[1]};
+  Value y = c.create<Conv2dBackwardInputOp>(
+      {c.input(0), c.input(1)},
+      {c.named("input_shape", i64s(c, outShape)),
+       c.named("strides", i64s(c, strides)), c.named("pads", i64s(c, convPads)),
+       c.named("dilations", i64s(c, dilations)),
+       c.named("groups", c.builder().getI64IntegerAttr(group))});
+  if (y && c.hasInput(2)) {
+    Value b = c.create<ReshapeOp>(c.input(2),
+                                  {c.named("shape", i64s(c, {outShape[1], 1, 1}))});
+    y = b ? Value(c.create<AddOp>({y, b})) : Value();
+  }
+  if (!y)
+    return failure();
+  c.setOutput(0, y);
+  return success();
+}
+
 template <typename OpT>
 LogicalResult convertPool(Ctx &c) {
   constexpr bool isMax = std::is_same_v<OpT, MaxPool2dOp>;
@@ -948,6 +1011,7 @@ NodeConverter lookupConverter(StringRef domain, StringRef opType) {
       .Case("BatchNormalization", convertBatchNorm)
       .Case("InstanceNormalization", convertInstanceNorm)
       .Case("Conv", convertConv)
+      .Case("ConvTranspose", convertConvTranspose)
       .Case("MaxPool", convertPool<MaxPool2dOp>)
       .Case("AveragePool", convertPool<AvgPool2dOp>)
       .Case("GlobalAveragePool", unary<GlobalAvgPoolOp>)

@@ -90,3 +90,25 @@ func.func @main() -> tensor<f32> {
   %l = oflow.reduce_sum %y {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : (tensor<1x3x7x7xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// conv2d_backward_input as a forward op (ONNX ConvTranspose): its incoming
+// operand's gradient is the convolution of the output gradient, its
+// weight's the filter gradient with the incoming operand as the output
+// gradient and the output gradient as the input.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[X:.*]] = oflow.weight "x"
+// CHECK: %[[W:.*]] = oflow.weight "w"
+// CHECK: %[[G:.*]] = oflow.expand {{.*}} -> tensor<1x2x7x7xf32>
+// CHECK: %[[GX:.*]] = oflow.conv2d %[[G]], %[[W]] {dilations = array<i64: 1, 1>, pads = array<i64: 1, 0, 0, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x7x7xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x3x3xf32>
+// CHECK: %[[GW:.*]] = oflow.conv2d_backward_filter %[[X]], %[[G]] {dilations = array<i64: 1, 1>, filter_shape = array<i64: 3, 2, 3, 3>, pads = array<i64: 1, 0, 0, 1>, strides = array<i64: 2, 2>}
+// CHECK: oflow.gradient "x", %[[GX]] : tensor<1x3x3x3xf32>
+// CHECK: oflow.gradient "w", %[[GW]] : tensor<3x2x3x3xf32>
+func.func @main() -> tensor<f32> {
+  %x = oflow.weight "x", dense<1.0> : tensor<1x3x3x3xf32>
+  %w = oflow.weight "w", dense<1.0> : tensor<3x2x3x3xf32>
+  %y = oflow.conv2d_backward_input %x, %w {input_shape = array<i64: 1, 2, 7, 7>, strides = array<i64: 2, 2>, pads = array<i64: 1, 0, 0, 1>, dilations = array<i64: 1, 1>} : (tensor<1x3x3x3xf32>, tensor<3x2x3x3xf32>) -> tensor<1x2x7x7xf32>
+  %l = oflow.reduce_sum %y {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : (tensor<1x2x7x7xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -430,6 +430,40 @@ def r_conv(g):
     g.add(conv(g, v))
 
 
+def r_convtranspose(g):
+    # Small inputs only: the output grows by the stride.
+    v = g.pick(lambda s: is4(s) and s[2] * s[3] <= 64)
+    B, C, H, W = g.shape(v)
+    r = g.rng
+    divs = [d for d in range(2, C + 1) if C % d == 0]
+    groups = int(r.choice(divs)) if divs and r.random() < 0.3 else 1
+    cout_g = int(r.integers(1, 4))
+    kh, kw = int(r.integers(1, 4)), int(r.integers(1, 4))
+    strides = [int(r.integers(1, 3)) for _ in range(2)]
+    dil = [2 if r.random() < 0.2 else 1 for _ in range(2)]
+    pads = [int(r.integers(0, 2)) for _ in range(4)]
+    at = {"strides": strides, "pads": pads}
+    if dil != [1, 1]:
+        at["dilations"] = dil
+    if groups != 1:
+        at["group"] = groups
+    # output_padding: below the stride (or dilation) and within the end pads.
+    outpad = [int(r.integers(0, min(max(strides[d], dil[d]) - 1, pads[d + 2]) + 1))
+              for d in range(2)]
+    if outpad != [0, 0]:
+        at["output_padding"] = outpad
+    if r.random() < 0.5:
+        at["kernel_shape"] = [kh, kw]
+    out = [strides[d] * ((H, W)[d] - 1) + outpad[d] + dil[d] * ((kh, kw)[d] - 1) + 1
+           - pads[d] - pads[d + 2] for d in range(2)]
+    if min(out) < 1:
+        at["pads"] = [0, 0, outpad[0], outpad[1]]
+    ins = [v, g.weight((C, cout_g, kh, kw))]
+    if r.random() < 0.5:
+        ins.append(g.weight((cout_g * groups,), scale=0.3))
+    g.add(g.node("ConvTranspose", ins, **at)[0])
+
+
 def batchnorm(g, v, training=True):
     s = g.shape(v)
     C = s[1]
@@ -941,7 +975,7 @@ OPS = {
     "Softmax": (1, softmax("Softmax")), "LogSoftmax": (1, softmax("LogSoftmax")),
     "LayerNormalization": (2, r_layernorm),
     "InstanceNormalization": (1, r_instancenorm), "BatchNormalization": (3, r_bn),
-    "Conv": (4, r_conv), "MaxPool": (1.5, pool("MaxPool")),
+    "Conv": (4, r_conv), "ConvTranspose": (1, r_convtranspose), "MaxPool": (1.5, pool("MaxPool")),
     "AveragePool": (1.5, pool("AveragePool")), "GlobalAveragePool": (1, r_gap),
     "Reshape": (1.5, r_reshape), "Flatten": (1, r_flatten), "Transpose": (1.5, r_transpose),
     "Squeeze": (1, r_squeeze), "Unsqueeze": (1, r_unsqueeze), "Expand": (1, r_expand),

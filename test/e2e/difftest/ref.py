@@ -218,6 +218,21 @@ def evaluate_node(node, ins, dt):
         bias = ins[2] if len(ins) > 2 else None
         return [F.conv2d(pad4(x, pads), w, bias, stride=strides, dilation=dil,
                          groups=a.get("group", 1))]
+    if op == "ConvTranspose":
+        # The full transposed convolution, cropped: pads trim the begins and
+        # ends, output_padding gives back rows at the ends.
+        w = ins[1]
+        strides = list(a.get("strides", [1, 1]))
+        dil = list(a.get("dilations", [1, 1]))
+        pads = list(a.get("pads", [0, 0, 0, 0]))
+        outpad = list(a.get("output_padding", [0, 0]))
+        full = F.conv_transpose2d(x, w, None, stride=strides, dilation=dil,
+                                  groups=a.get("group", 1))
+        y = full[:, :, pads[0]:full.shape[2] - pads[2] + outpad[0],
+                 pads[1]:full.shape[3] - pads[3] + outpad[1]]
+        if len(ins) > 2:
+            y = y + ins[2].reshape(1, -1, 1, 1)
+        return [y]
     if op == "MaxPool":
         kernel, strides, dil, pads = _pool_geometry(a, x)
         return [F.max_pool2d(pad4(x, pads, -math.inf), kernel, strides, 0, dil,
@@ -387,7 +402,7 @@ EXACT = {"Identity", "Abs", "Neg", "Relu", "Max", "Min", "Where", "Clip", "Resha
 
 # Sums: a rounding error scales with the magnitude of the terms, which the
 # op evaluated on its inputs' absolute values gives.
-SUMS = {"Add", "Sum", "Mean", "MatMul", "Gemm", "Conv", "ReduceSum", "ReduceMean",
+SUMS = {"Add", "Sum", "Mean", "MatMul", "Gemm", "Conv", "ConvTranspose", "ReduceSum", "ReduceMean",
         "GlobalAveragePool", "AveragePool"}
 
 

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""End-to-end: PyTorch's GroupNorm and InstanceNorm2d (issue #17 item 3).
+"""End-to-end: PyTorch's GroupNorm, InstanceNorm2d and ConvTranspose2d
+(issue #17 item 3).
 
-torch.onnx exports both through ONNX InstanceNormalization (GroupNorm with
-its input reshaped to [N, groups, -1] and its own affine after), which oflow
-imports as a layer norm over the spatial axes plus a per-channel affine. A
-small convolutional classifier with one of each (random affine parameters)
-trains with SGD; against PyTorch in float64: first-step gradients per tensor
+torch.onnx exports both norms through ONNX InstanceNormalization (GroupNorm
+with its input reshaped to [N, groups, -1] and its own affine after), which
+oflow imports as a layer norm over the spatial axes plus a per-channel
+affine; ConvTranspose becomes the input gradient of a convolution. A small
+convolutional classifier with one of each (random affine parameters, a
+strided transposed convolution with output_padding upsampling 12x12 to
+24x24) trains with SGD; against PyTorch in float64: first-step gradients per tensor
 within 1e-5 (relative; conv2's bias, whose exact gradient is zero, against
 the whole gradient's norm), and six steps of loss within 1e-5.
 
-  group_norm_vs_torch.py --oflow-compile build/bin/oflow-compile
+  vision_ops_vs_torch.py --oflow-compile build/bin/oflow-compile
 """
 import argparse
 import json
@@ -38,7 +41,7 @@ class Net(nn.Module):
         super().__init__()
         self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
         self.gn = nn.GroupNorm(2, 8)
-        self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.conv2 = nn.ConvTranspose2d(8, 8, 3, stride=2, padding=1, output_padding=1)
         self.inorm = nn.InstanceNorm2d(8, affine=True)
         self.fc = nn.Linear(8, 10)
 
@@ -63,14 +66,15 @@ def main():
     x = rng.standard_normal((BATCH * STEPS, 3, 12, 12)).astype(np.float32)
     y = rng.randint(0, 10, BATCH * STEPS).astype(np.int64)
 
-    with tempfile.TemporaryDirectory(prefix="oflow-gn-") as work:
+    with tempfile.TemporaryDirectory(prefix="oflow-vision-ops-") as work:
         onnx_path = os.path.join(work, "net.onnx")
         common.export_loss_model(model, (torch.from_numpy(x[:BATCH]), torch.from_numpy(y[:BATCH])),
                                  onnx_path, ["x", "y"], 17)
         import onnx
         ops = {n.op_type for n in onnx.load(onnx_path).graph.node}
-        if "InstanceNormalization" not in ops:
-            print(f"FAIL: the export has no InstanceNormalization ({sorted(ops)})")
+        if not {"InstanceNormalization", "ConvTranspose"} <= ops:
+            print(f"FAIL: the export lacks InstanceNormalization or ConvTranspose "
+                  f"({sorted(ops)})")
             return 1
         ref = model.double()
         opt = torch.optim.SGD(ref.parameters(), lr=LR)
