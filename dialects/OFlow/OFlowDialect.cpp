@@ -136,6 +136,15 @@ LogicalResult OFlowDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a dictionary on a function";
     return success();
   }
+  // A CPU loop nest's range of iterations for the threads, and the fewest
+  // worth one (oflow-parallelize-nests).
+  if (name == "oflow.parallel_iterations" || name == "oflow.parallel_grain") {
+    auto count = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!count || count.getInt() < 1 || !isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << name
+                             << "' must be a positive integer on a function";
+    return success();
+  }
   // Buffer layouts, the memory plan and kernel strategies, attached by the
   // codegen passes (which check their contents).
   static constexpr llvm::StringLiteral kCodegenAttrs[] = {

@@ -14,7 +14,7 @@ using namespace mlir;
 
 namespace oflow {
 
-static void addTextual(OpPassManager &pm, StringRef pipeline) {
+static void addTextual(OpPassManager &pm, const std::string &pipeline) {
   if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
     llvm::report_fatal_error("oflow: invalid built-in pass pipeline");
 }
@@ -48,7 +48,7 @@ void addBufferizePipeline(OpPassManager &pm, const BufferizeOptions &options) {
   pm.addNestedPass<func::FuncOp>(createExpandStridedCopies());
 }
 
-void addLowerToLlvmPipeline(OpPassManager &pm, StringRef lineInfoIr) {
+void addLowerToLlvmPipeline(OpPassManager &pm, StringRef lineInfoIr, bool threads) {
   // Every op lowered from a linalg op keeps its location, so the line of the
   // linalg op in the snapshot names all the loops it becomes.
   if (!lineInfoIr.empty()) {
@@ -56,21 +56,29 @@ void addLowerToLlvmPipeline(OpPassManager &pm, StringRef lineInfoIr) {
     snapshot.fileName = lineInfoIr.str();
     pm.addPass(createLocationSnapshot(snapshot));
   }
-  addTextual(pm, "oflow-vectorize-elementwise,"
-                 "func.func(oflow-lower-reductions,convert-linalg-to-loops,"
+  // With threads, parallel dimensions stay scf.parallel until the nests are
+  // outlined, and each nest over them is run in ranges on the threads.
+  std::string parallel = threads ? "{parallel-loops=true}" : "";
+  addTextual(pm, "oflow-vectorize-elementwise" + parallel + ","
+                 "func.func(oflow-lower-reductions" + parallel + "," +
+                 (threads ? "convert-linalg-to-parallel-loops," : "convert-linalg-to-loops,") +
                  "lower-vector-multi-reduction{lowering-strategy=inner-reduction},"
                  "convert-vector-to-scf{full-unroll},lower-vector-mask),"
                  "oflow-vector-math-to-libmvec,"
                  "expand-strided-metadata,"
                  // One function per loop nest: what follows, LLVM included,
                  // then works in time linear in the number of nests.
-                 "lower-affine,oflow-outline-loop-nests{nests-per-function=1},func.func(convert-scf-to-cf,"
+                 "lower-affine,oflow-outline-loop-nests{nests-per-function=1}," +
+                 // scf's collapse of parallel loops leaves affine.apply ops.
+                 (threads ? "oflow-parallelize-nests,lower-affine," : "") +
+                 "func.func(convert-scf-to-cf,"
                  // bf16 <-> f32 as integer ops (x86 has no such conversion
                  // without AVX512-BF16, and no libcall is guaranteed).
                  "arith-expand{include-bf16=true}),convert-math-to-llvm,"
                  "convert-math-to-libm,convert-vector-to-llvm{reassociate-fp-reductions},"
                  "convert-to-llvm,"
-                 "reconcile-unrealized-casts");
+                 "reconcile-unrealized-casts" +
+                 (threads ? ",oflow-lower-parallel-calls" : ""));
   if (!lineInfoIr.empty())
     addTextual(pm, "ensure-debug-info-scope-on-llvm-func{"
                    "emission-kind=LineTablesOnly}");
@@ -106,7 +114,7 @@ void addGpuFormKernelsPipeline(OpPassManager &pm) {
   addTextual(pm, "func.func(oflow-gpu-row-reductions{max-chain=64},"
                  "oflow-gpu-column-reductions,"
                  "oflow-merge-pointwise,"
-                 "oflow-lower-reductions{parallel-loops=true},"
+                 "oflow-lower-reductions{parallel-loops=true any-order=true},"
                  "oflow-expand-strided-copies{all-copies=true},"
                  "convert-linalg-to-parallel-loops),"
                  "lower-affine,canonicalize,cse,oflow-form-gpu-kernels,"

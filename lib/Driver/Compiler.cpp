@@ -459,7 +459,8 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
         if (cuda)
           addGpuLowerToLlvmPipeline(pm, toolkit);
         else
-          addLowerToLlvmPipeline(pm, options.lineInfoIr);
+          addLowerToLlvmPipeline(pm, options.lineInfoIr,
+                                 /*threads=*/options.target == Target::Cpu);
         return success();
       })))
     return 1;

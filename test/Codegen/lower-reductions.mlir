@@ -6,7 +6,7 @@
 // RUN: oflow-opt %s -pass-pipeline="builtin.module(func.func(oflow-lower-reductions))" | FileCheck %s
 // With parallel-loops (the GPU): the parallel loops are one scf.parallel (a
 // thread per output), and any loop order is lowered, linalg.index included.
-// RUN: oflow-opt %s -pass-pipeline="builtin.module(func.func(oflow-lower-reductions{parallel-loops=true}))" | FileCheck %s --check-prefix=GPU
+// RUN: oflow-opt %s -pass-pipeline="builtin.module(func.func(oflow-lower-reductions{parallel-loops=true any-order=true}))" | FileCheck %s --check-prefix=GPU
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>

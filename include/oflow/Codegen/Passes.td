@@ -212,14 +212,16 @@ def LowerReductions : Pass<"oflow-lower-reductions", "mlir::func::FuncOp"> {
     can keep it in a register and vectorize the reduction (its float ops get
     `reassoc`). Other linalg ops are left to convert-linalg-to-loops.
 
-    With `parallel-loops` (the GPU target), the parallel loops become one
-    `scf.parallel` (one thread per output element once kernels are formed)
-    and any loop order is accepted, `linalg.index` included: the reduction
-    loops always run inside the thread.
+    With `parallel-loops`, the parallel loops become one `scf.parallel`
+    (the GPU's threads, or the CPU's with oflow-parallelize-nests). With
+    `any-order` (the GPU target) any loop order is accepted, `linalg.index`
+    included: the reduction loops always run inside the thread.
   }];
   let options = [
     Option<"parallelLoops", "parallel-loops", "bool", "false",
-           "the parallel loops as one scf.parallel; any loop order">,
+           "the parallel loops as one scf.parallel">,
+    Option<"anyOrder", "any-order", "bool", "false",
+           "also lower reductions whose loops are not innermost (GPU)">,
   ];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::affine::AffineDialect"];
@@ -241,7 +243,14 @@ def VectorizeElementwise : Pass<"oflow-vectorize-elementwise", "mlir::ModuleOp">
     stay scalar. `i1` inputs are read
     through `i8` twins of their buffers (a module pass: a constant mask gets
     an `i8` global).
+
+    With `parallel-loops`, the loops over the tiles of the op's outer
+    parallel dimensions are one `scf.parallel` (oflow-parallelize-nests).
   }];
+  let options = [
+    Option<"parallelLoops", "parallel-loops", "bool", "false",
+           "the outer parallel tile loops as one scf.parallel">,
+  ];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
                            "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
 }
@@ -552,6 +561,52 @@ def OutlineLoopNests : Pass<"oflow-outline-loop-nests", "mlir::ModuleOp"> {
            "make view offsets parameters and share functions with equal text">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
+def ParallelizeNests : Pass<"oflow-parallelize-nests", "mlir::ModuleOp"> {
+  let summary = "outlined CPU loop nests -> ranges of iterations for the threads";
+  let description = [{
+    After oflow-outline-loop-nests on the CPU target: a private function
+    called only by `func.call`, whose body is one `scf.parallel` (with pure
+    leaves: constants, views) and which returns nothing, runs its outer
+    parallel iterations in ranges. The leading dimensions of the loop are
+    collapsed until they hold at least `min-iterations` iterations (or all
+    of them); the function gains two leading `index` parameters, the range
+    `[begin, end)` of that collapsed dimension, and every call passes the
+    whole range. The function gets `oflow.parallel_iterations` (the range's
+    size) and `oflow.parallel_grain` (the fewest iterations worth a thread:
+    `chunk-work` over the work of one iteration, counted as the vector
+    elements and scalars its ops produce, times inner trip counts), which
+    oflow-lower-parallel-calls turns into a call of the runtime's thread
+    pool. Nests doing less than `min-work` in all stay serial and unchanged.
+
+    Every iteration computes what it did before, in the same order, so the
+    results do not depend on how the range is split (reductions split into
+    fixed chains by oflow-split-reductions, never by thread).
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"65536",
+           "nests doing less work (elements produced) stay serial">,
+    Option<"chunkWork", "chunk-work", "int64_t", /*default=*/"16384",
+           "the least work one thread is given">,
+    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"64",
+           "collapse leading dimensions until the range has this many">,
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+}
+
+def LowerParallelCalls : Pass<"oflow-lower-parallel-calls", "mlir::ModuleOp"> {
+  let summary = "calls of parallelized nests -> oflow_rt_parallel_for";
+  let description = [{
+    After convert-to-llvm: each `llvm.func` marked by oflow-parallelize-nests
+    (its first two parameters the range of iterations) gets a task function
+    `<name>_task(ptr ctx, i64 begin, i64 end)` that loads the other
+    arguments from the struct `ctx` points to and calls it. Each call of the
+    marked function becomes: the other arguments stored into a struct on the
+    caller's stack, and `oflow_rt_parallel_for(@<name>_task, ctx,
+    iterations, grain)` (runtime/include/oflow_rt/abi.h).
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
 def VectorMathToLibmvec : Pass<"oflow-vector-math-to-libmvec", "mlir::ModuleOp"> {

@@ -53,8 +53,10 @@ void addBufferizePipeline(mlir::OpPassManager &pm,
 /// `lineInfoIr`, the bufferized loop-level IR is written to that file and the
 /// generated code gets line tables pointing into it, so that a profiler
 /// (`perf annotate`, `perf report --sort srcline`) attributes time to IR ops.
+/// With `threads` (the CPU target), loop nests over parallel dimensions run
+/// their outer iterations on the runtime's threads.
 void addLowerToLlvmPipeline(mlir::OpPassManager &pm,
-                            llvm::StringRef lineInfoIr = {});
+                            llvm::StringRef lineInfoIr = {}, bool threads = false);
 
 /// The CUDA toolkit folder: $CUDA_HOME, else /usr/local/cuda.
 std::string cudaToolkitPath();

@@ -212,6 +212,7 @@ void readBoolsAsBytes(RewriterBase &rewriter, linalg::GenericOp op,
 
 struct VectorizeElementwisePass
     : impl::VectorizeElementwiseBase<VectorizeElementwisePass> {
+  using Base::Base;
   void runOnOperation() override {
     SymbolTable symbols(getOperation());
     SmallVector<std::pair<linalg::GenericOp, SmallVector<int64_t>>> ops;
@@ -223,7 +224,9 @@ struct VectorizeElementwisePass
     for (auto &[op, tiles] : ops) {
       readBoolsAsBytes(rewriter, op, symbols);
       linalg::LinalgTilingOptions options;
-      options.setTileSizes(tiles).setLoopType(linalg::LinalgTilingLoopType::Loops);
+      options.setTileSizes(tiles).setLoopType(
+          parallelLoops ? linalg::LinalgTilingLoopType::ParallelLoops
+                        : linalg::LinalgTilingLoopType::Loops);
       rewriter.setInsertionPoint(op);
       FailureOr<linalg::TiledLinalgOp> tiled =
           linalg::tileLinalgOp(rewriter, op, options);

@@ -164,7 +164,7 @@ struct LowerReductionsPass : impl::LowerReductionsBase<LowerReductionsPass> {
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> ops;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (isLowerable(op, /*anyOrder=*/parallelLoops))
+      if (isLowerable(op, anyOrder))
         ops.push_back(op);
     });
     for (linalg::GenericOp op : ops)

@@ -153,9 +153,20 @@ void oflow_rt_conv2d_bwd_filter(OFLOW_RT_CONV_GEOMETRY, const float *dy,
  * CPU target reads the io scalar `poison` instead. */
 int8_t oflow_rt_check_memory(void);
 
-/* Caps the threads the BLAS kernels use (the executable's --threads).
- * A no-op on CUDA. */
+/* Caps the threads the BLAS kernels, oneDNN and the generated loop nests use
+ * (the executable's --threads). A no-op on CUDA. */
 void oflow_rt_set_threads(int64_t threads);
+
+/* Runs task(ctx, begin, end) over [0, iterations) on the OpenMP threads (the
+ * pool oneDNN shares): contiguous ranges, one per thread, using at most
+ * iterations / grain threads, and one call on the calling thread when that is
+ * one (or when called inside a parallel region). The CPU target's parallel
+ * loop nests are called here (oflow-lower-parallel-calls); every iteration
+ * computes the same values whatever the split, so results do not depend on
+ * the thread count. */
+typedef void (*oflow_rt_task_fn)(void *ctx, int64_t begin, int64_t end);
+void oflow_rt_parallel_for(oflow_rt_task_fn task, void *ctx, int64_t iterations,
+                           int64_t grain);
 
 /*---- Distributed programs (a manifest with a `mesh` record) ---------------
  * Collectives over ONE mesh axis: the group is the ranks that share every
