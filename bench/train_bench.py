@@ -3,8 +3,9 @@
 
 For each example (default: mlp and gpt) it compiles the example with
 `oflow-compile --target cpu`, runs it for --steps steps on the shipped data,
-and trains the same nn.Module with torch.optim for the same steps, both on one
-thread (OPENBLAS_NUM_THREADS=1, torch.set_num_threads(1)). It prints a table:
+and trains the same nn.Module with torch.optim for the same steps, both on
+--threads threads (default 1; oflow `--threads N`, torch.set_num_threads(N) and
+OMP_NUM_THREADS=N). It prints a table:
 median step time (after --warmup steps), peak resident memory of the process,
 and oflow's static memory plan (planned arena peak vs. the naive sum of all
 buffers vs. the liveness lower bound).
@@ -86,8 +87,8 @@ def model_files(example, work):
 TORCH_CHILD = r"""
 import importlib.util, json, resource, sys, time
 import numpy as np, torch
-torch.set_num_threads(1)
-path, steps, warmup = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+path, steps, warmup, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+torch.set_num_threads(threads)
 spec = importlib.util.spec_from_file_location("m", path)
 m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
 model = m.make_model(); model.train()
@@ -105,7 +106,7 @@ print(json.dumps({"times": times[warmup:],
 """
 
 
-def run_oflow(compiler, example, steps, warmup, work, files, flags):
+def run_oflow(compiler, example, steps, warmup, work, files, flags, threads):
     exe = os.path.join(work, example + ".exe")
     t = time.perf_counter()
     proc = subprocess.run([compiler, files[0],
@@ -119,7 +120,7 @@ def run_oflow(compiler, example, steps, warmup, work, files, flags):
     for name, path in files[2].items():
         cmd += ["--data", f"{name}={path}"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    subprocess.run(cmd + ["--threads", "1"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmd + ["--threads", str(threads)], check=True, stdout=subprocess.DEVNULL)
     rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     with open(log) as f:
         elapsed = [json.loads(l)["elapsed_s"] for l in f if '"loss"' in l]
@@ -128,11 +129,11 @@ def run_oflow(compiler, example, steps, warmup, work, files, flags):
                 compile_s=compile_s, plan=plan.groups() if plan else ("?", "?", "?"))
 
 
-def run_torch(example, steps, warmup, files):
+def run_torch(example, steps, warmup, files, threads):
     proc = subprocess.run([sys.executable, "-c", TORCH_CHILD, files[1],
-                           str(steps), str(warmup)],
+                           str(steps), str(warmup), str(threads)],
                           capture_output=True, text=True, check=True,
-                          env=dict(os.environ, OMP_NUM_THREADS="1"))
+                          env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
     r = json.loads(proc.stdout.strip().splitlines()[-1])
     return dict(step_ms=1e3 * statistics.median(r["times"]), rss_kib=r["rss_kib"])
 
@@ -145,14 +146,15 @@ def main():
     p.add_argument("--compile-flag", action="append", default=[])
     p.add_argument("--steps", type=int, default=60)
     p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--threads", type=int, default=1, help="threads on both sides")
     args = p.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for ex in args.examples:
             files = model_files(ex, work)
             o = run_oflow(args.oflow_compile, ex, args.steps, args.warmup, work, files,
-                          args.compile_flag)
-            t = run_torch(ex, args.steps, args.warmup, files)
+                          args.compile_flag, args.threads)
+            t = run_torch(ex, args.steps, args.warmup, files, args.threads)
             rows.append((ex, o, t))
     print("| model | oflow step (ms) | torch eager step (ms) | speed-up | oflow peak RSS (MiB) "
           "| torch peak RSS (MiB) | plan peak | plan naive | liveness bound | compile (s) |")
@@ -162,7 +164,8 @@ def main():
               f"{t['step_ms'] / o['step_ms']:.2f}x | {o['rss_kib'] / 1024:.1f} | "
               f"{t['rss_kib'] / 1024:.1f} | {o['plan'][0]} | {o['plan'][1]} | {o['plan'][2]} | "
               f"{o['compile_s']:.2f} |")
-    print("(one thread each; SGD; median step after warm-up; peak RSS of the whole process)")
+    print(f"({args.threads} thread(s) each; SGD; median step after warm-up; "
+          "peak RSS of the whole process)")
 
 
 if __name__ == "__main__":
