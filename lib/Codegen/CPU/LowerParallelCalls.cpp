@@ -39,6 +39,16 @@ struct LowerParallelCallsPass : impl::LowerParallelCallsBase<LowerParallelCallsP
     if (nests.empty())
       return;
 
+    // One walk for the calls of every nest (not one per nest).
+    llvm::DenseMap<StringRef, SmallVector<LLVM::CallOp>> callsOf;
+    for (LLVM::LLVMFuncOp fn : nests)
+      callsOf[fn.getName()];
+    module.walk([&](LLVM::CallOp call) {
+      std::optional<StringRef> callee = call.getCallee();
+      if (callee && callsOf.count(*callee))
+        callsOf[*callee].push_back(call);
+    });
+
     OpBuilder b(ctx);
     b.setInsertionPointToEnd(module.getBody());
     auto runtime = symbols.lookup<LLVM::LLVMFuncOp>(kParallelForFn);
@@ -61,12 +71,8 @@ struct LowerParallelCallsPass : impl::LowerParallelCallsBase<LowerParallelCallsP
       fn->removeAttr(kParallelIterationsAttr);
       fn->removeAttr(kParallelGrainAttr);
 
-      // The calls to hand to the pool (before the task adds its own).
-      SmallVector<LLVM::CallOp> calls;
-      module.walk([&](LLVM::CallOp call) {
-        if (call.getCallee() == fn.getName())
-          calls.push_back(call);
-      });
+      // The calls to hand to the pool (the task's own call is made below).
+      SmallVector<LLVM::CallOp> calls = callsOf.lookup(fn.getName());
 
       // <fn>_task(ctx, begin, end): unpack the frame, run the range.
       Location loc = fn.getLoc();

@@ -124,21 +124,21 @@ struct ParallelizeNestsPass : impl::ParallelizeNestsBase<ParallelizeNestsPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // One walk for the users of every function (not one per nest).
+    SymbolTableCollection tables;
+    SymbolUserMap users(tables, module);
     for (func::FuncOp fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       scf::ParallelOp nest = soleParallelNest(fn);
       if (!nest)
         continue;
-      std::optional<SymbolTable::UseRange> uses = SymbolTable::getSymbolUses(fn, module);
-      if (!uses || uses->empty() ||
-          llvm::any_of(*uses, [](const SymbolTable::SymbolUse &use) {
-            return !isa<func::CallOp>(use.getUser());
-          }))
+      ArrayRef<Operation *> uses = users.getUsers(fn);
+      if (uses.empty() || llvm::any_of(uses, [](Operation *u) { return !isa<func::CallOp>(u); }))
         continue;
-      parallelize(fn, nest, *uses);
+      parallelize(fn, nest, uses);
     }
   }
 
-  void parallelize(func::FuncOp fn, scf::ParallelOp nest, SymbolTable::UseRange uses) {
+  void parallelize(func::FuncOp fn, scf::ParallelOp nest, ArrayRef<Operation *> uses) {
     int64_t total = estimateWork(fn.getBody().front());
     if (total < minWork)
       return;
@@ -194,8 +194,8 @@ struct ParallelizeNestsPass : impl::ParallelizeNestsBase<ParallelizeNestsPass> {
     fn->setAttr(kParallelIterationsAttr, rewriter.getI64IntegerAttr(iterations));
     fn->setAttr(kParallelGrainAttr, rewriter.getI64IntegerAttr(grain));
 
-    for (const SymbolTable::SymbolUse &use : uses) {
-      auto call = cast<func::CallOp>(use.getUser());
+    for (Operation *user : uses) {
+      auto call = cast<func::CallOp>(user);
       rewriter.setInsertionPoint(call);
       SmallVector<Value> operands{
           arith::ConstantIndexOp::create(rewriter, call.getLoc(), 0),
