@@ -7,7 +7,8 @@ Each model is built by Debian's python3-torchvision with random weights
 loss and exported to ONNX in training mode (batch norm with batch statistics).
 Both sides run plain SGD on the same random images and labels (step k uses
 rows (k*B + i) mod N). The reference is PyTorch in float64; PyTorch in float32
-against it gives the noise floor each check is scaled by:
+against it, in its default and in its channels-last layout (two summation
+orders), gives the noise floor each check is scaled by (g32: the worse one):
 
   * first-step gradients, per tensor:
       ||oflow - g64|| / ||g64|| <= max(1e-5, 3 x ||g32 - g64|| / ||g64||),
@@ -87,10 +88,9 @@ def _shufflenet():
     return shufflenet_v2_x0_5(weights=None, num_classes=10)
 
 
-# EfficientNet-B0 and RegNetX-400MF are here for manual runs, not in ctest
-# (docs/benchmarks.md, issue #17: one EfficientNet tensor at 1.06x its
-# tolerance; RegNetX channels of block4 off by 4-5x on both convolution
-# paths, not yet explained).
+# RegNetX-400MF at 64x64 is chaotic: PyTorch's own float32 and float64 losses
+# part after one step at any lr down to 1e-4, so only its first-step gradients
+# and first loss are checked; lr 1e-3 keeps its loss from exploding.
 # name: (constructor, image size, batch, lr, tensors whose gradient is zero
 # or nearly so in exact arithmetic, as a regex). A batch-norm bias followed by
 # a convolution and another batch norm only shifts what that norm subtracts
@@ -106,7 +106,7 @@ MODELS = {
     "resnet18": (_resnet18, 32, 8, 0.01, r"$^"),
     "mobilenet_v3_small": (_mobilenet_v3_small, 64, 16, 0.01, r"$^"),
     "efficientnet_b0": (_efficientnet_b0, 64, 8, 0.01, r"$^"),
-    "regnet_x_400mf": (_regnet_x_400mf, 64, 8, 0.01, r"$^"),
+    "regnet_x_400mf": (_regnet_x_400mf, 64, 8, 0.001, r"$^"),
     "mnasnet": (_mnasnet, 64, 8, 0.01, r"$^"),
 }
 CLASSES = 10
@@ -129,14 +129,18 @@ def make_data(name, steps, kind="normal"):
     return x, y
 
 
-def torch_run(model, x, y, batch, lr, steps, dtype):
+def torch_run(model, x, y, batch, lr, steps, dtype, channels_last=False):
     torch.set_num_threads(1)
     model = copy.deepcopy(model).to(dtype)
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
     opt = torch.optim.SGD(model.parameters(), lr=lr)
     losses, grads = [], {}
     for k in range(steps):
         rows = [(k * batch + i) % len(x) for i in range(batch)]
         xb = torch.from_numpy(x[rows]).to(dtype)
+        if channels_last:
+            xb = xb.contiguous(memory_format=torch.channels_last)
         yb = torch.from_numpy(y[rows])
         opt.zero_grad()
         loss = model(xb, yb)
@@ -191,6 +195,12 @@ def main():
     x, y = make_data(args.model, args.steps, args.data)
     loss64, g64 = torch_run(model, x, y, batch, lr, args.steps, torch.float64)
     loss32, g32 = torch_run(model, x, y, batch, lr, args.steps, torch.float32)
+    # A second float32 sample of the same step with other summation orders
+    # (channels-last convolutions): one order alone can miss what rounding
+    # does to an ill-conditioned channel. RegNetX-400MF's block4-10 has a
+    # channel whose gradient moves 33% between PyTorch's own two layouts
+    # (0.3% in the default one), as oflow's im2col path does.
+    _, g32cl = torch_run(model, x, y, batch, lr, 1, torch.float32, channels_last=True)
 
     workdir = args.keep or tempfile.mkdtemp(prefix="oflow-tv-")
     os.makedirs(workdir, exist_ok=True)
@@ -218,7 +228,8 @@ def main():
                 failures.append(f"gradient of {name} (zero in exact arithmetic): "
                                 f"||d|| = {r:.2e} x 1% of the whole gradient's norm")
             continue
-        floor = rel(g32[name], g, float(np.linalg.norm(g)))
+        floor = max(rel(g32[name], g, float(np.linalg.norm(g))),
+                    rel(g32cl[name], g, float(np.linalg.norm(g))))
         tol = max(1e-5, 3 * floor)
         r = rel(mine, g, float(np.linalg.norm(g)))
         worst = max(worst, (r / tol, name))
@@ -236,11 +247,14 @@ def main():
         # the largest over hundreds of channels always would. The bugs this
         # hunts were 100-10000x the noise.
         if g.ndim >= 1 and g.shape[0] > 1:
-            gm, mm, g3 = (a.reshape(a.shape[0], -1) for a in (g, mine, g32[name]))
-            spread = float(np.linalg.norm(g32[name] - g)) / np.sqrt(g.shape[0])
+            gm, mm, g3, g3cl = (a.reshape(a.shape[0], -1)
+                                for a in (g, mine, g32[name], g32cl[name]))
+            spread = max(float(np.linalg.norm(g32[name] - g)),
+                         float(np.linalg.norm(g32cl[name] - g))) / np.sqrt(g.shape[0])
             for c in range(g.shape[0]):
                 n = float(np.linalg.norm(gm[c]))
-                noise = max(float(np.linalg.norm(g3[c] - gm[c])), spread, floor * n)
+                noise = max(float(np.linalg.norm(g3[c] - gm[c])),
+                            float(np.linalg.norm(g3cl[c] - gm[c])), spread, floor * n)
                 tol_c = max(1e-5, 10 * noise / max(n, 1e-30))
                 r_c = rel(mm[c], gm[c], n)
                 if r_c > tol_c:
