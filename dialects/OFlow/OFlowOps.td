@@ -337,6 +337,27 @@ def OFlow_BatchNormTrainingOp : OFlow_InferOp<"batch_norm_training", [OFlow_Sbp]
   }];
 }
 
+def OFlow_BatchNormStatisticsOp
+    : OFlow_InferOp<"batch_norm_statistics", [OFlow_Sbp]> {
+  let summary = "per-channel mean and biased variance of a batch";
+  let description = [{
+    The batch statistics `batch_norm_training` normalizes with: the mean
+    and the biased variance over every dim but 1 (N, H, W), as [C] tensors
+    in `BatchNormTrainingOp::getStatisticsType` (f64 for f32 input). The
+    gradient of `batch_norm_training` reads them (PyTorch's save_mean and
+    save_invstd) instead of recomputing them in its own passes: both lower
+    to the same loops, which CSE then shares with the forward pass.
+
+    ```mlir
+    %mean, %var = oflow.batch_norm_statistics %x
+        : (tensor<32x8x16x16xf32>) -> (tensor<8xf64>, tensor<8xf64>)
+    ```
+  }];
+  let arguments = (ins OFlow_FloatTensor:$input);
+  let results = (outs OFlow_FloatTensor:$mean, OFlow_FloatTensor:$variance);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution and pooling (NCHW)
 //===----------------------------------------------------------------------===//

@@ -75,6 +75,14 @@ SmallVector<SbpSignature> BatchNormInferenceOp::getSbpCandidates(int64_t) {
   return sigs;
 }
 
+SmallVector<SbpSignature> BatchNormStatisticsOp::getSbpCandidates(int64_t) {
+  // Per channel: whole or split channels only (on a mesh, oflow-decompose-
+  // for-sbp turns the op into sums whose partial results all-reduce).
+  MLIRContext *ctx = getContext();
+  SbpAttr b = sbpB(ctx), c = sbpS(ctx, 0);
+  return {{{b}, {b, b}, ""}, {{sbpS(ctx, 1)}, {c, c}, ""}};
+}
+
 SmallVector<SbpSignature> BatchNormTrainingOp::getSbpCandidates(int64_t) {
   MLIRContext *ctx = getContext();
   SbpAttr b = sbpB(ctx), c = sbpS(ctx, 0);

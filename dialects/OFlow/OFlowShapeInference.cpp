@@ -412,6 +412,19 @@ OFLOW_INFER(BatchNormTrainingOp) {
   return success();
 }
 
+OFLOW_INFER(BatchNormStatisticsOp) {
+  auto in = tensorType(adaptor.getInput());
+  if (in.getRank() < 2)
+    return Failer<BatchNormStatisticsOp>{loc}(
+        "input must have rank >= 2 (N, C, ...), got ", in.getRank());
+  auto stat = RankedTensorType::get(
+      {in.getDimSize(1)},
+      BatchNormTrainingOp::getStatisticsType(in.getElementType()));
+  types.push_back(stat);
+  types.push_back(stat);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution and pooling
 //===----------------------------------------------------------------------===//

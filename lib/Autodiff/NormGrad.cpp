@@ -119,7 +119,12 @@ void registerNorms(GradRegistry &r) {
   });
   // Batch statistics (biased variance); the running statistics (operands 3
   // and 4, results 1 and 2) are buffers and carry no gradient. Computed in
-  // the op's statistics type (f64 for f32), as the forward pass is.
+  // the op's statistics type (f64 for f32), as the forward pass is. The
+  // statistics come from batch_norm_statistics, which lowers to the forward
+  // pass's own loops (CSE shares them), and the backward needs two sums,
+  // sum(g) and sum(g * xhat), for all three gradients:
+  //   dbias = sum(g), dscale = sum(g * xhat),
+  //   dx = scale * rstd * (g - sum(g) / count - xhat * sum(g * xhat) / count).
   r.add<BatchNormTrainingOp>(
       [](BatchNormTrainingOp op, GradArgs &a) {
         GradBuilder &b = a.b;
@@ -128,19 +133,36 @@ void registerNorms(GradRegistry &r) {
           return success();
         Type type = tensorType(op.getInput()).getElementType();
         Type wide = BatchNormTrainingOp::getStatisticsType(type);
+        auto stats = BatchNormStatisticsOp::create(b.b, b.loc, op.getInput());
         Value x = b.convert(op.getInput(), wide);
         g = b.convert(g, wide);
         int64_t rank = tensorType(x).getRank();
         SmallVector<int64_t> axes = axesExcept(rank, {1});
-        Normalized n = normalize(b, x, axes, op.getEpsilon().convertToDouble());
+        double count = 1;
+        for (int64_t axis : axes)
+          count *= double(shapeOf(x)[axis]);
+        Value mean = channelShaped(b, stats.getMean(), rank);
+        Value var = channelShaped(b, stats.getVariance(), rank);
+        Value rstd = b.op<RsqrtOp>(
+            b.add(var, b.scalarLike(op.getEpsilon().convertToDouble(), var)));
+        Value xhat = b.mul(b.sub(x, mean), rstd);
+        Value sumG, sumGX;
+        if (a.needs(0) || a.needs(2))
+          sumG = b.sum(g, axes, /*keepdims=*/true);
+        if (a.needs(0) || a.needs(1))
+          sumGX = b.sum(b.mul(g, xhat), axes, /*keepdims=*/true);
         if (a.needs(0)) {
           Value scale = channelShaped(b, b.convert(op.getScale(), wide), rank);
-          a.set(0, b.convert(normalizeGrad(b, n, b.mul(g, scale), axes), type));
+          Value meanG = b.scale(sumG, 1.0 / count);
+          Value meanGX = b.scale(sumGX, 1.0 / count);
+          Value dx = b.sub(g, meanG);
+          dx = b.sub(dx, b.mul(xhat, meanGX));
+          a.set(0, b.convert(b.mul(b.mul(scale, rstd), dx), type));
         }
         if (a.needs(1))
-          a.set(1, b.convert(b.sum(b.mul(g, n.xhat), axes, /*keepdims=*/false), type));
+          a.set(1, b.convert(b.reshape(sumGX, {shapeOf(x)[1]}), type));
         if (a.needs(2))
-          a.set(2, b.convert(b.sum(g, axes, /*keepdims=*/false), type));
+          a.set(2, b.convert(b.reshape(sumG, {shapeOf(x)[1]}), type));
         return success();
       },
       /*inactiveOperands=*/0b11000, /*inactiveResults=*/0b110);

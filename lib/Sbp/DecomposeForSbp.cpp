@@ -109,27 +109,54 @@ static void decomposeMse(MseLossOp op) {
   op.getResult().replaceAllUsesExcept(mean, mean.getDefiningOp());
 }
 
-/// Batch norm with batch statistics, from sums over [N, d...] (keepdims):
-/// mean, biased variance for the output, the unbiased one for the running
-/// variance (PyTorch), then the running-statistics update.
-static void decomposeBatchNorm(BatchNormTrainingOp op) {
-  OpBuilder builder(op);
-  GradBuilder b(builder, op.getLoc());
-  // In the statistics type (f64 for f32), as the op's lowering computes it;
-  // the partial sums a mesh all-reduces are then f64 too.
-  Type type = tensorType(op.getInput()).getElementType();
-  Type wide = BatchNormTrainingOp::getStatisticsType(type);
-  Value x = b.convert(op.getInput(), wide);
-  int64_t rank = tensorType(x).getRank();
-  SmallVector<int64_t> axes = axesExcept(rank, {1});
-  int64_t channels = shapeOf(x)[1];
-  double count = double(numElements(x)) / channels;
-  SmallVector<int64_t> channelShape(rank, 1);
-  channelShape[1] = channels;
+/// Batch statistics from sums over [N, d...] (keepdims), in the statistics
+/// type (f64 for f32), as the ops' lowering computes them; the partial sums
+/// a mesh all-reduces are then f64 too. batch_norm_training and
+/// batch_norm_statistics build the same ops here, which CSE then shares.
+struct BatchSums {
+  Value x, mean, centered, sumSq;
+  double count;
+};
 
+static BatchSums batchSums(GradBuilder &b, Value input) {
+  Type wide = BatchNormTrainingOp::getStatisticsType(
+      tensorType(input).getElementType());
+  Value x = b.convert(input, wide);
+  SmallVector<int64_t> axes = axesExcept(tensorType(x).getRank(), {1});
+  double count = double(numElements(x)) / shapeOf(x)[1];
   Value mean = b.scale(b.sum(x, axes, /*keepdims=*/true), 1.0 / count);
   Value centered = b.sub(x, mean);
   Value sumSq = b.sum(b.mul(centered, centered), axes, /*keepdims=*/true);
+  return {x, mean, centered, sumSq, count};
+}
+
+/// Mean and biased variance as [C].
+static void decomposeBatchStatistics(BatchNormStatisticsOp op) {
+  OpBuilder builder(op);
+  GradBuilder b(builder, op.getLoc());
+  BatchSums s = batchSums(b, op.getInput());
+  int64_t channels = shapeOf(op.getInput())[1];
+  op.getMean().replaceAllUsesWith(b.reshape(s.mean, {channels}));
+  op.getVariance().replaceAllUsesWith(
+      b.reshape(b.scale(s.sumSq, 1.0 / s.count), {channels}));
+  op.erase();
+}
+
+/// Batch norm with batch statistics: mean, biased variance for the output,
+/// the unbiased one for the running variance (PyTorch), then the
+/// running-statistics update.
+static void decomposeBatchNorm(BatchNormTrainingOp op) {
+  OpBuilder builder(op);
+  GradBuilder b(builder, op.getLoc());
+  Type type = tensorType(op.getInput()).getElementType();
+  Type wide = BatchNormTrainingOp::getStatisticsType(type);
+  BatchSums s = batchSums(b, op.getInput());
+  Value mean = s.mean, centered = s.centered, sumSq = s.sumSq, x = s.x;
+  double count = s.count;
+  int64_t rank = tensorType(x).getRank();
+  int64_t channels = shapeOf(x)[1];
+  SmallVector<int64_t> channelShape(rank, 1);
+  channelShape[1] = channels;
   Value var = b.scale(sumSq, 1.0 / count);
   Value eps = b.scalarLike(op.getEpsilon().convertToDouble(), x);
   Value rstd = b.op<RsqrtOp>(b.add(var, eps));
@@ -163,6 +190,7 @@ struct DecomposeForSbp : ::oflow::impl::DecomposeForSbpBase<DecomposeForSbp> {
     module.walk(decomposeMse);
     module.walk(decomposeMean);
     module.walk(decomposeBatchNorm);
+    module.walk(decomposeBatchStatistics);
   }
 };
 } // namespace

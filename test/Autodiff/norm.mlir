@@ -84,8 +84,10 @@ func.func @main(%x: tensor<2x3x4xf32>, %r: tensor<2x3x4xf32>) -> tensor<f32> {
 
 // -----
 
-// batch_norm_training: batch statistics over N, H, W; the full backward
-// rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), computed in f64
+// batch_norm_training: batch statistics over N, H, W, read from
+// batch_norm_statistics (the forward pass's, after lowering and CSE); two
+// sums, sum(g) and sum(g * xhat), give all three gradients:
+// dx = scale * rstd * (g - mean(g) - xhat * mean(g * xhat)), computed in f64
 // (the op's statistics type) and rounded back once; the running statistics
 // are buffers (no gradient, not trainable).
 // CHECK-LABEL: func.func @main
@@ -93,26 +95,32 @@ func.func @main(%x: tensor<2x3x4xf32>, %r: tensor<2x3x4xf32>) -> tensor<f32> {
 // CHECK: oflow.weight "bn.running_var", {{.*}} : tensor<3xf32>{{$}}
 // CHECK: oflow.constant dense<1.000000e+00>
 // CHECK: %[[G32:.*]] = oflow.mul %{{.*}}, %arg0
-// CHECK: %[[X:.*]] = oflow.cast %{{.*}} to f64 : tensor<4x3x2x2xf32>
+// CHECK: %[[MEAN:.*]], %[[VAR:.*]] = oflow.batch_norm_statistics %[[XW:.*]] : (tensor<4x3x2x2xf32>) -> (tensor<3xf64>, tensor<3xf64>)
+// CHECK: %[[X:.*]] = oflow.cast %[[XW]] to f64 : tensor<4x3x2x2xf32>
 // CHECK: %[[G:.*]] = oflow.cast %[[G32]] to f64 : tensor<4x3x2x2xf32>
-// CHECK: %[[MEAN:.*]] = oflow.reduce_mean %[[X]] {axes = array<i64: 0, 2, 3>} : (tensor<4x3x2x2xf64>)
-// CHECK: %[[RSTD:.*]] = oflow.rsqrt
-// CHECK: %[[XHAT:.*]] = oflow.mul %{{.*}}, %[[RSTD]]
+// CHECK: %[[MEANC:.*]] = oflow.reshape %[[MEAN]] [1, 3, 1, 1]
+// CHECK: %[[VARC:.*]] = oflow.reshape %[[VAR]] [1, 3, 1, 1]
+// CHECK: %[[VE:.*]] = oflow.add %[[VARC]], %{{.*}}
+// CHECK: %[[RSTD:.*]] = oflow.rsqrt %[[VE]]
+// CHECK: %[[C:.*]] = oflow.sub %[[X]], %[[MEANC]]
+// CHECK: %[[XHAT:.*]] = oflow.mul %[[C]], %[[RSTD]]
+// CHECK: %[[SG:.*]] = oflow.reduce_sum %[[G]] {axes = array<i64: 0, 2, 3>} : (tensor<4x3x2x2xf64>) -> tensor<1x3x1x1xf64>
+// CHECK: %[[GXH:.*]] = oflow.mul %[[G]], %[[XHAT]]
+// CHECK: %[[SGX:.*]] = oflow.reduce_sum %[[GXH]] {axes = array<i64: 0, 2, 3>} : (tensor<4x3x2x2xf64>) -> tensor<1x3x1x1xf64>
 // CHECK: %[[S64:.*]] = oflow.cast %{{.*}} to f64 : tensor<3xf32>
 // CHECK: %[[SC:.*]] = oflow.reshape %[[S64]] [1, 3, 1, 1] : (tensor<3xf64>) -> tensor<1x3x1x1xf64>
-// CHECK: %[[DXH:.*]] = oflow.mul %[[G]], %[[SC]]
-// CHECK: %[[M1:.*]] = oflow.reduce_mean %[[DXH]] {axes = array<i64: 0, 2, 3>}
-// CHECK: %[[P:.*]] = oflow.mul %[[DXH]], %[[XHAT]]
-// CHECK: %[[M2:.*]] = oflow.reduce_mean %[[P]] {axes = array<i64: 0, 2, 3>}
-// CHECK: %[[XM2:.*]] = oflow.mul %[[XHAT]], %[[M2]]
-// CHECK: %[[D1:.*]] = oflow.sub %[[DXH]], %[[M1]]
-// CHECK: %[[D2:.*]] = oflow.sub %[[D1]], %[[XM2]]
-// CHECK: %[[GX64:.*]] = oflow.mul %[[RSTD]], %[[D2]]
+// CHECK: %[[INV:.*]] = oflow.constant dense<6.250000e-02> : tensor<f64>
+// CHECK: %[[MG:.*]] = oflow.mul %[[SG]], %[[INV]]
+// CHECK: %[[MGX:.*]] = oflow.mul %[[SGX]], %{{.*}}
+// CHECK: %[[D1:.*]] = oflow.sub %[[G]], %[[MG]]
+// CHECK: %[[XM:.*]] = oflow.mul %[[XHAT]], %[[MGX]]
+// CHECK: %[[D2:.*]] = oflow.sub %[[D1]], %[[XM]]
+// CHECK: %[[SR:.*]] = oflow.mul %[[SC]], %[[RSTD]]
+// CHECK: %[[GX64:.*]] = oflow.mul %[[SR]], %[[D2]]
 // CHECK: %[[GX:.*]] = oflow.cast %[[GX64]] to f32
-// CHECK: %[[GXH:.*]] = oflow.mul %[[G]], %[[XHAT]]
-// CHECK: %[[GW64:.*]] = oflow.reduce_sum %[[GXH]] {axes = array<i64: 0, 2, 3>, keepdims = false}
+// CHECK: %[[GW64:.*]] = oflow.reshape %[[SGX]] [3]
 // CHECK: %[[GW:.*]] = oflow.cast %[[GW64]] to f32 : tensor<3xf64>
-// CHECK: %[[GB64:.*]] = oflow.reduce_sum %[[G]] {axes = array<i64: 0, 2, 3>, keepdims = false}
+// CHECK: %[[GB64:.*]] = oflow.reshape %[[SG]] [3]
 // CHECK: %[[GB:.*]] = oflow.cast %[[GB64]] to f32 : tensor<3xf64>
 // CHECK: oflow.gradient "x", %[[GX]] : tensor<4x3x2x2xf32>
 // CHECK-NEXT: oflow.gradient "bn.weight", %[[GW]] : tensor<3xf32>

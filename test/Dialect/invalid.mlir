@@ -484,6 +484,15 @@ func.func @batch_norm_training_param_shape(%x: tensor<2x8x4x4xf32>, %p: tensor<8
 
 // -----
 
+func.func @batch_norm_statistics_rank(%x: tensor<8xf32>) {
+  // expected-error @below {{'oflow.batch_norm_statistics' op input must have rank >= 2 (N, C, ...), got 1}}
+  // expected-error @below {{'oflow.batch_norm_statistics' op failed to infer returned types}}
+  %m, %v = oflow.batch_norm_statistics %x : (tensor<8xf32>) -> (tensor<8xf64>, tensor<8xf64>)
+  return
+}
+
+// -----
+
 func.func @batch_norm_training_momentum(%x: tensor<2x8xf32>, %p: tensor<8xf32>) {
   // expected-error @below {{'oflow.batch_norm_training' op momentum 1.500000e+00 must be in [0, 1]}}
   // expected-error @below {{'oflow.batch_norm_training' op failed to infer returned types}}

@@ -525,6 +525,15 @@ func.func @batch_norm_inference_2d(%x: tensor<32x8xf32>, %s: tensor<8xf32>, %b: 
 
 // -----
 
+// CHECK-LABEL: func.func @batch_norm_statistics(
+// CHECK: %mean, %variance = oflow.batch_norm_statistics %arg0 : (tensor<32x8x16x16xf32>) -> (tensor<8xf64>, tensor<8xf64>)
+func.func @batch_norm_statistics(%x: tensor<32x8x16x16xf32>) -> (tensor<8xf64>, tensor<8xf64>) {
+  %m, %v = oflow.batch_norm_statistics %x : (tensor<32x8x16x16xf32>) -> (tensor<8xf64>, tensor<8xf64>)
+  return %m, %v : tensor<8xf64>, tensor<8xf64>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @batch_norm_training(
 // CHECK: %output, %new_running_mean, %new_running_var = oflow.batch_norm_training %arg0, %arg1, %arg2, %arg3, %arg4 : (tensor<32x8x16x16xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<32x8x16x16xf32>, tensor<8xf32>, tensor<8xf32>)
 func.func @batch_norm_training(%x: tensor<32x8x16x16xf32>, %s: tensor<8xf32>, %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>) -> (tensor<32x8x16x16xf32>, tensor<8xf32>, tensor<8xf32>) {

@@ -56,6 +56,22 @@
 // CHECK-NEXT: %[[M:.*]] = oflow.mul %[[L]], %[[K]]
 // CHECK-NEXT: return %[[M]]
 
+// batch_norm_statistics (the gradient's statistics): the same sums as
+// batch_norm_training's, which CSE shares, reshaped to [C].
+// CHECK-LABEL: func.func @bn_statistics
+// CHECK-NEXT: %[[X:.*]] = oflow.cast %arg0 to f64 : tensor<8x4x2x2xf32>
+// CHECK-NEXT: %[[SUM:.*]] = oflow.reduce_sum %[[X]] {axes = array<i64: 0, 2, 3>} : (tensor<8x4x2x2xf64>) -> tensor<1x4x1x1xf64>
+// CHECK-NEXT: %[[INV:.*]] = oflow.constant dense<3.125000e-02>
+// CHECK-NEXT: %[[MEAN:.*]] = oflow.mul %[[SUM]], %[[INV]]
+// CHECK-NEXT: %[[C:.*]] = oflow.sub %[[X]], %[[MEAN]]
+// CHECK-NEXT: %[[SQ:.*]] = oflow.mul %[[C]], %[[C]]
+// CHECK-NEXT: %[[SUMSQ:.*]] = oflow.reduce_sum %[[SQ]] {axes = array<i64: 0, 2, 3>}
+// CHECK-NEXT: %[[M:.*]] = oflow.reshape %[[MEAN]] [4] : (tensor<1x4x1x1xf64>) -> tensor<4xf64>
+// CHECK-NEXT: %[[INV2:.*]] = oflow.constant dense<3.125000e-02>
+// CHECK-NEXT: %[[VAR:.*]] = oflow.mul %[[SUMSQ]], %[[INV2]]
+// CHECK-NEXT: %[[V:.*]] = oflow.reshape %[[VAR]] [4] : (tensor<1x4x1x1xf64>) -> tensor<4xf64>
+// CHECK-NEXT: return %[[M]], %[[V]]
+
 // Batch norm over [N, H, W] (32 values per channel), in f64 (the op's
 // statistics type; the partial sums a mesh all-reduces are f64 too): mean
 // and biased variance from sums (keepdims), normalization with scale and
@@ -128,6 +144,10 @@ module attributes {oflow.mesh = #oflow.mesh<4>} {
   func.func @mse(%x: tensor<8x3xf32>, %t: tensor<8x3xf32>) -> tensor<f32> {
     %0 = oflow.mse_loss mean %x, %t : (tensor<8x3xf32>, tensor<8x3xf32>) -> tensor<f32>
     return %0 : tensor<f32>
+  }
+  func.func @bn_statistics(%x: tensor<8x4x2x2xf32>) -> (tensor<4xf64>, tensor<4xf64>) {
+    %m, %v = oflow.batch_norm_statistics %x : (tensor<8x4x2x2xf32>) -> (tensor<4xf64>, tensor<4xf64>)
+    return %m, %v : tensor<4xf64>, tensor<4xf64>
   }
   func.func @bn(%x: tensor<8x4x2x2xf32>, %s: tensor<4xf32>, %b: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>) -> (tensor<8x4x2x2xf32>, tensor<4xf32>, tensor<4xf32>) {
     %y, %rm, %rv = oflow.batch_norm_training %x, %s, %b, %m, %v {epsilon = 1.0e-5 : f32, momentum = 0.75 : f32} : (tensor<8x4x2x2xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<8x4x2x2xf32>, tensor<4xf32>, tensor<4xf32>)

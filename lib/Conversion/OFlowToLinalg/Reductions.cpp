@@ -254,6 +254,31 @@ Value convertFloats(OpBuilder &b, Location loc, Value x, Type type) {
       });
 }
 
+/// Batch statistics of `input` in the statistics type: mean and biased
+/// variance over all dims but 1, as [C]. batch_norm_training and
+/// batch_norm_statistics both lower through here, so that their loops are
+/// identical and CSE keeps one copy (the gradient's statistics are the
+/// forward pass's).
+std::pair<Value, Value> batchNormStatistics(OpBuilder &b, Location loc,
+                                            Value input) {
+  Type t = of::BatchNormTrainingOp::getStatisticsType(elementTypeOf(input));
+  Value x = convertFloats(b, loc, input, t);
+  return meanAndVariance(b, loc, x, batchNormDims(tensorType(x).getRank()));
+}
+
+struct BatchNormStatisticsLowering
+    : OpConversionPattern<of::BatchNormStatisticsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(of::BatchNormStatisticsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto [mean, var] =
+        batchNormStatistics(rewriter, op.getLoc(), adaptor.getInput());
+    rewriter.replaceOp(op, {mean, var});
+    return success();
+  }
+};
+
 /// Statistics, normalization and running-statistics update in the op's
 /// statistics type (f64 for f32, see the op's description); the results
 /// are rounded back once.
@@ -269,9 +294,8 @@ struct BatchNormTrainingLowering
     auto widen = [&](Value v) { return convertFloats(rewriter, loc, v, t); };
     Value x = widen(adaptor.getInput());
     int64_t rank = tensorType(x).getRank();
-    SmallVector<int64_t> dims = batchNormDims(rank);
-    int64_t count = product(shapeOf(x), dims);
-    auto [mean, var] = meanAndVariance(rewriter, loc, x, dims);
+    int64_t count = product(shapeOf(x), batchNormDims(rank));
+    auto [mean, var] = batchNormStatistics(rewriter, loc, adaptor.getInput());
     AffineMap c = channelMap(rewriter.getContext(), rank);
     Value y = normalize(rewriter, loc, x, mean, var, widen(adaptor.getScale()),
                         widen(adaptor.getBias()), c, c,
@@ -308,7 +332,8 @@ void populateReductionPatterns(RewritePatternSet &patterns) {
                ReduceLowering<of::ReduceMaxOp>, GlobalAvgPoolLowering,
                SoftmaxLowering<of::SoftmaxOp>,
                SoftmaxLowering<of::LogSoftmaxOp>, LayerNormLowering,
-               BatchNormInferenceLowering, BatchNormTrainingLowering>(
+               BatchNormInferenceLowering, BatchNormStatisticsLowering,
+               BatchNormTrainingLowering>(
       patterns.getContext());
 }
 

@@ -238,6 +238,9 @@ def run_op(op, v):
         return norm_layer(ins[0], ins[1], ins[2] if len(ins) > 2 else None, a)
     if n == "batch_norm_inference":
         return F.batch_norm(ins[0], ins[3], ins[4], ins[1], ins[2], False, 0.0, a.get("epsilon", 1e-5))
+    if n == "batch_norm_statistics":
+        dims = [d for d in range(ins[0].dim()) if d != 1]
+        return [ins[0].mean(dims), ins[0].var(dims, unbiased=False)]
     if n == "batch_norm_training":
         rm, rv = ins[3].clone(), ins[4].clone()
         y = F.batch_norm(ins[0], rm, rv, ins[1], ins[2], True, 1.0 - a.get("momentum", 0.9),
