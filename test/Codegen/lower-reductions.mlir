@@ -1,7 +1,8 @@
-// oflow-lower-reductions: a reduction whose reduction loops are innermost
+// oflow-lower-reductions: a reduction whose innermost loop is a reduction
 // carries its accumulator in scf.for iter_args (loaded and stored once per
-// output element); reassoc lets LLVM vectorize it. Reductions over outer
-// loops are left to convert-linalg-to-loops.
+// output element), its parallel loops hoisted outside; reassoc lets LLVM
+// vectorize it. Reductions with an innermost parallel loop are left to
+// convert-linalg-to-loops on the CPU.
 //
 // RUN: oflow-opt %s -pass-pipeline="builtin.module(func.func(oflow-lower-reductions))" | FileCheck %s
 // With parallel-loops (the GPU): the parallel loops are one scf.parallel (a
@@ -42,8 +43,8 @@ func.func @col_sum(%x: memref<4x8xf32>, %out: memref<8xf32>) {
   }
   return
 }
-// The reduction loop is outermost: left alone on the CPU (the loop order is
-// the cache's). On the GPU the parallel loop is the thread, the reduction
+// The innermost loop is parallel (a column sum): left alone on the CPU (the
+// loop order is the cache's). On the GPU the parallel loop is the thread, the reduction
 // runs inside it.
 // CHECK-LABEL: func.func @outer_reduction
 // CHECK: linalg.generic
@@ -57,6 +58,32 @@ func.func @col_sum(%x: memref<4x8xf32>, %out: memref<8xf32>) {
 func.func @outer_reduction(%x: memref<4x8xf32>, %out: memref<8xf32>) {
   linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
       ins(%x : memref<4x8xf32>) outs(%out : memref<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// A batch norm's channel sum over [N, H, W] (loops N, C, H, W): on the CPU
+// too the parallel loop C goes outside, N, H and W stay in their order inside
+// it (each output adds its terms in the op's order; W, the contiguous one,
+// stays innermost), with the accumulator in registers.
+// CHECK-LABEL: func.func @channel_sum
+// CHECK: scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[INIT:.*]] = memref.load %arg1[%[[C]]]
+// CHECK: scf.for %[[N:.*]] = {{.*}} iter_args(%{{.*}} = %[[INIT]]) -> (f32)
+// CHECK: scf.for %[[H:.*]] = {{.*}} iter_args
+// CHECK: scf.for %[[W:.*]] = {{.*}} iter_args
+// CHECK: memref.load %arg0[%[[N]], %[[C]], %[[H]], %[[W]]]
+// CHECK: arith.addf {{.*}} fastmath<reassoc>
+// CHECK: memref.store %{{.*}}, %arg1[%[[C]]]
+// CHECK-NOT: linalg.generic
+func.func @channel_sum(%x: memref<2x3x4x5xf32>, %out: memref<3xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>,
+                                   affine_map<(n, c, h, w) -> (c)>],
+                  iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%x : memref<2x3x4x5xf32>) outs(%out : memref<3xf32>) {
   ^bb0(%a: f32, %acc: f32):
     %s = arith.addf %a, %acc : f32
     linalg.yield %s : f32

@@ -205,12 +205,15 @@ def SplitReductions : Pass<"oflow-split-reductions", "mlir::func::FuncOp"> {
 def LowerReductions : Pass<"oflow-lower-reductions", "mlir::func::FuncOp"> {
   let summary = "linalg reductions on buffers -> loops with register accumulators";
   let description = [{
-    A `linalg.generic` on memrefs with static loops whose reduction loops are
-    innermost (softmax, layer norm, losses) becomes parallel `scf.for` loops
-    around reduction `scf.for` loops carrying the accumulators as
-    `iter_args`: each output element is loaded once and stored once, so LLVM
-    can keep it in a register and vectorize the reduction (its float ops get
-    `reassoc`). Other linalg ops are left to convert-linalg-to-loops.
+    A `linalg.generic` on memrefs with static loops whose innermost loop is
+    a reduction (softmax, layer norm, losses, batch norm's channel sums over
+    N, H, W) becomes parallel `scf.for` loops around reduction `scf.for`
+    loops carrying the accumulators as `iter_args`: each output element is
+    loaded once and stored once, so LLVM can keep it in a register and
+    vectorize the reduction (its float ops get `reassoc`). The parallel loops
+    are hoisted outside; the reduction loops keep their order, so each output
+    adds its terms in the op's order. Other linalg ops (an innermost parallel
+    loop: the loop order is the cache's) are left to convert-linalg-to-loops.
 
     With `parallel-loops`, the parallel loops become one `scf.parallel`
     (the GPU's threads, or the CPU's with oflow-parallelize-nests). With
@@ -221,7 +224,7 @@ def LowerReductions : Pass<"oflow-lower-reductions", "mlir::func::FuncOp"> {
     Option<"parallelLoops", "parallel-loops", "bool", "false",
            "the parallel loops as one scf.parallel">,
     Option<"anyOrder", "any-order", "bool", "false",
-           "also lower reductions whose loops are not innermost (GPU)">,
+           "also lower reductions whose innermost loop is parallel, and linalg.index (GPU)">,
   ];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::affine::AffineDialect"];

@@ -29,20 +29,20 @@ namespace {
 /// Whether `op` has the shape this lowering handles: buffers, static loops,
 /// outputs indexed by parallel loops only, and (unless `anyOrder`: the GPU,
 /// where the parallel loops become threads and the order of the loops in the
-/// op does not matter) reduction loops after all parallel ones and no
-/// linalg.index.
+/// op does not matter) an innermost reduction loop and no linalg.index.
+/// The lowering hoists every parallel loop outside the reduction loops,
+/// which keep their order: each output's terms are added in the op's own
+/// order, and the innermost loop, the one that walks memory contiguously,
+/// stays innermost. A batch norm's sums over [N, H, W] per channel (loops
+/// N, C, H, W) become C outside N, H, W, with registers for accumulators;
+/// an innermost parallel loop (a column sum) keeps its loop order instead.
 bool isLowerable(linalg::GenericOp op, bool anyOrder) {
   if (!op.hasPureBufferSemantics() || op.getNumReductionLoops() == 0)
     return false;
   auto iterators = op.getIteratorTypesArray();
   if (!anyOrder) {
-    bool seenReduction = false;
-    for (utils::IteratorType it : iterators) {
-      if (it == utils::IteratorType::reduction)
-        seenReduction = true;
-      else if (seenReduction)
-        return false;
-    }
+    if (iterators.back() != utils::IteratorType::reduction)
+      return false;
     if (!op.getBody()->getOps<linalg::IndexOp>().empty())
       return false;
   }
