@@ -454,25 +454,41 @@ LogicalResult convertConv(Ctx &c) {
               c.named("groups", c.builder().getI64IntegerAttr(c.intAttr("group", 1)))}));
 }
 
+/// Floor division (ONNX's reference pads use Python's //).
+static int64_t floorDiv(int64_t a, int64_t b) {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+}
+
 /// ConvTranspose(x, w[C_in, C_out/group, kH, kW]) is the input gradient of
 /// the convolution from its output [N, C_out, OH, OW] to x: oflow's
 /// conv2d_backward_input with x as the incoming gradient, where
 /// OH = stride (H - 1) + output_padding + dilation (kH - 1) + 1 - pads.
+/// With output_shape, or auto_pad SAME_UPPER / SAME_LOWER (output_shape
+/// H * stride), the pads are ONNX's: total = stride (H - 1) + output_padding
+/// + dilation (kH - 1) + 1 - output_shape, split evenly with the odd one at
+/// the end (SAME_UPPER: at the start); a negative end pad is more
+/// output_padding (rows no input reaches).
 LogicalResult convertConvTranspose(Ctx &c) {
   RankedTensorType in = c.inputType(0), w = c.inputType(1);
   if (in.getRank() != 4)
     return c.unsupported(Twine(in.getRank() - 2) +
                          "-D ConvTranspose is not supported (only 2-D, NCHW)");
-  if (c.stringAttr("auto_pad", "NOTSET") != "NOTSET")
-    return c.unsupported("ConvTranspose with auto_pad is not supported; give "
-                         "explicit pads");
-  if (!c.intsAttr("output_shape").empty())
-    return c.unsupported("ConvTranspose's output_shape is not supported; give "
-                         "pads and output_padding");
+  std::string autoPadAttr = c.stringAttr("auto_pad", "NOTSET");
+  StringRef autoPad = autoPadAttr;
+  if (autoPad != "NOTSET" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER" && autoPad != "VALID")
+    return c.unsupported("ConvTranspose's auto_pad '" + autoPad +
+                         "' is not one of NOTSET, SAME_UPPER, SAME_LOWER or VALID");
+  SmallVector<int64_t> outputShape = c.intsAttr("output_shape");
+  if (outputShape.size() == 4)
+    outputShape.erase(outputShape.begin(), outputShape.begin() + 2);
+  if (!outputShape.empty() && outputShape.size() != 2)
+    return c.unsupported("ConvTranspose's output_shape must have 2 (spatial) "
+                         "or 4 values");
   SmallVector<int64_t> strides = orDefault(c.intsAttr("strides"), 1);
   SmallVector<int64_t> dilations = orDefault(c.intsAttr("dilations"), 1);
   SmallVector<int64_t> pads = c.intsAttr("pads");
-  if (pads.empty())
+  if (pads.empty() || autoPad != "NOTSET")
     pads.assign(4, 0);
   SmallVector<int64_t> outPad = c.intsAttr("output_padding");
   if (outPad.empty())
@@ -482,24 +498,49 @@ LogicalResult convertConvTranspose(Ctx &c) {
       outPad.size() != 2)
     return c.unsupported("ConvTranspose expects 2 strides, dilations and "
                          "output_padding values and 4 pads");
-  SmallVector<int64_t> outShape = {in.getDimSize(0), w.getDimSize(1) * group};
   for (int d = 0; d < 2; ++d) {
     if (outPad[d] < 0 || outPad[d] >= std::max(strides[d], dilations[d]))
       return c.unsupported("ConvTranspose's output_padding must be below the "
                            "stride or the dilation");
+    int64_t target = !outputShape.empty() ? outputShape[d]
+                     : autoPad.starts_with("SAME")
+                         ? in.getDimSize(2 + d) * strides[d]
+                         : -1;
+    if (target < 0)
+      continue;
+    int64_t total = strides[d] * (in.getDimSize(2 + d) - 1) + outPad[d] +
+                    dilations[d] * (w.getDimSize(2 + d) - 1) + 1 - target;
+    int64_t begin = autoPad == "SAME_UPPER" ? floorDiv(total, 2)
+                                            : total - floorDiv(total, 2);
+    int64_t end = total - begin;
+    if (begin < 0)
+      return c.unsupported("ConvTranspose's output_shape " + Twine(target) +
+                           " in spatial dim " + Twine(d) +
+                           " would add output rows before the first one");
+    if (end < 0) {
+      outPad[d] -= end;
+      end = 0;
+    }
+    pads[d] = begin;
+    pads[d + 2] = end;
+  }
+  SmallVector<int64_t> outShape = {in.getDimSize(0), w.getDimSize(1) * group};
+  SmallVector<int64_t> convPads = pads;
+  for (int d = 0; d < 2; ++d) {
     outShape.push_back(strides[d] * (in.getDimSize(2 + d) - 1) + outPad[d] +
                        dilations[d] * (w.getDimSize(2 + d) - 1) + 1 - pads[d] -
                        pads[d + 2]);
     if (outShape.back() < 1)
       return c.unsupported("ConvTranspose's pads leave no output");
+    // The output_padding rows and columns are the convolution's unread
+    // tail: up to stride - 1 of them the convolution's floor division
+    // leaves unread by itself; its end pad gives up the rest.
+    convPads[d + 2] -= std::max<int64_t>(0, outPad[d] - (strides[d] - 1));
+    if (convPads[d + 2] < 0)
+      return c.unsupported("ConvTranspose's output_padding " + Twine(outPad[d]) +
+                           " in spatial dim " + Twine(d) +
+                           " exceeds its stride - 1 plus its end pad");
   }
-  // The extra output_padding rows and columns are the convolution's
-  // unread tail: its bottom/right pads shrink by that much.
-  if (outPad[0] > pads[2] || outPad[1] > pads[3])
-    return c.unsupported("ConvTranspose with output_padding larger than the "
-                         "end pads is not supported");
-  SmallVector<int64_t> convPads = {pads[0], pads[1], pads[2] - outPad[0],
-                                   pads[3] - outPad[1]};
   Value y = c.create<Conv2dBackwardInputOp>(
       {c.input(0), c.input(1)},
       {c.named("input_shape", i64s(c, outShape)),
