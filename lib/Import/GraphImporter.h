@@ -128,6 +128,10 @@ using NodeConverter = mlir::LogicalResult (*)(NodeContext &);
 /// The converter for (domain, op type), or null when unsupported.
 NodeConverter lookupConverter(llvm::StringRef domain, llvm::StringRef opType);
 
+/// Resize and Upsample as matrix products (Resize.cpp).
+mlir::LogicalResult convertResize(NodeContext &c);
+mlir::LogicalResult convertUpsample(NodeContext &c);
+
 /// Tries to fold a node whose inputs are all compile-time integer tensors.
 /// Returns true when it did (outputs set).
 bool tryFoldIntegerNode(NodeContext &ctx);

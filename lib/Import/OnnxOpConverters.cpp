@@ -1053,6 +1053,8 @@ NodeConverter lookupConverter(StringRef domain, StringRef opType) {
       .Case("InstanceNormalization", convertInstanceNorm)
       .Case("Conv", convertConv)
       .Case("ConvTranspose", convertConvTranspose)
+      .Case("Resize", convertResize)
+      .Case("Upsample", convertUpsample)
       .Case("MaxPool", convertPool<MaxPool2dOp>)
       .Case("AveragePool", convertPool<AvgPool2dOp>)
       .Case("GlobalAveragePool", unary<GlobalAvgPoolOp>)

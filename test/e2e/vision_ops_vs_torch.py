@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""End-to-end: PyTorch's GroupNorm, InstanceNorm2d and ConvTranspose2d
-(issue #17 item 3).
+"""End-to-end: PyTorch's GroupNorm, InstanceNorm2d, ConvTranspose2d and
+F.interpolate (issue #17 item 3).
 
 torch.onnx exports both norms through ONNX InstanceNormalization (GroupNorm
 with its input reshaped to [N, groups, -1] and its own affine after), which
@@ -8,7 +8,9 @@ oflow imports as a layer norm over the spatial axes plus a per-channel
 affine; ConvTranspose becomes the input gradient of a convolution. A small
 convolutional classifier with one of each (random affine parameters, a
 strided transposed convolution with output_padding upsampling 12x12 to
-24x24) trains with SGD; against PyTorch in float64: first-step gradients per tensor
+24x24), then resized bilinearly to 17x31 (half-pixel) and 20x20 (align
+corners) and by nearest x2 (ONNX Resize: two constant matrix products),
+trains with SGD; against PyTorch in float64: first-step gradients per tensor
 within 1e-5 (relative; conv2's bias, whose exact gradient is zero, against
 the whole gradient's norm), and six steps of loss within 1e-5.
 
@@ -44,10 +46,16 @@ class Net(nn.Module):
         self.conv2 = nn.ConvTranspose2d(8, 8, 3, stride=2, padding=1, output_padding=1)
         self.inorm = nn.InstanceNorm2d(8, affine=True)
         self.fc = nn.Linear(8, 10)
+        # A per-position weight, so that the gradient reaching the resizes
+        # is not uniform over the image (a mean alone would not check them).
+        self.gate = nn.Parameter(torch.rand(1, 1, 40, 40) + 0.5)
 
     def forward(self, x, y):
         h = F.relu(self.gn(self.conv1(x)))
         h = F.relu(self.inorm(self.conv2(h)))
+        h = F.interpolate(h, size=(17, 31), mode="bilinear", align_corners=False)
+        h = F.interpolate(h, size=(20, 20), mode="bilinear", align_corners=True)
+        h = F.interpolate(h, scale_factor=2.0, mode="nearest") * self.gate
         return F.cross_entropy(self.fc(h.mean((2, 3))), y)
 
 
@@ -72,8 +80,8 @@ def main():
                                  onnx_path, ["x", "y"], 17)
         import onnx
         ops = {n.op_type for n in onnx.load(onnx_path).graph.node}
-        if not {"InstanceNormalization", "ConvTranspose"} <= ops:
-            print(f"FAIL: the export lacks InstanceNormalization or ConvTranspose "
+        if not {"InstanceNormalization", "ConvTranspose", "Resize"} <= ops:
+            print(f"FAIL: the export lacks InstanceNormalization, ConvTranspose or Resize "
                   f"({sorted(ops)})")
             return 1
         ref = model.double()

@@ -464,6 +464,24 @@ def r_convtranspose(g):
     g.add(g.node("ConvTranspose", ins, **at)[0])
 
 
+def r_resize(g):
+    # The five (mode, coordinates, rounding) combinations PyTorch's
+    # F.interpolate has an equivalent of, with sizes (2 .. 2x each axis).
+    v = g.pick(lambda s: is4(s) and s[2] * s[3] <= 64)
+    B, C, H, W = g.shape(v)
+    r = g.rng
+    mode, coord, nearest = [("linear", "half_pixel", None),
+                            ("linear", "pytorch_half_pixel", None),
+                            ("linear", "align_corners", None),
+                            ("nearest", "asymmetric", "floor"),
+                            ("nearest", "half_pixel", "round_prefer_ceil")][int(r.integers(5))]
+    sizes = [B, C, int(r.integers(2, 2 * H + 1)), int(r.integers(2, 2 * W + 1))]
+    at = {"mode": mode, "coordinate_transformation_mode": coord}
+    if nearest:
+        at["nearest_mode"] = nearest
+    g.add(g.node("Resize", [v, "", "", g.const(sizes)], **at)[0])
+
+
 def batchnorm(g, v, training=True):
     s = g.shape(v)
     C = s[1]
@@ -975,7 +993,7 @@ OPS = {
     "Softmax": (1, softmax("Softmax")), "LogSoftmax": (1, softmax("LogSoftmax")),
     "LayerNormalization": (2, r_layernorm),
     "InstanceNormalization": (1, r_instancenorm), "BatchNormalization": (3, r_bn),
-    "Conv": (4, r_conv), "ConvTranspose": (1, r_convtranspose), "MaxPool": (1.5, pool("MaxPool")),
+    "Conv": (4, r_conv), "ConvTranspose": (1, r_convtranspose), "Resize": (1, r_resize), "MaxPool": (1.5, pool("MaxPool")),
     "AveragePool": (1.5, pool("AveragePool")), "GlobalAveragePool": (1, r_gap),
     "Reshape": (1.5, r_reshape), "Flatten": (1, r_flatten), "Transpose": (1.5, r_transpose),
     "Squeeze": (1, r_squeeze), "Unsqueeze": (1, r_unsqueeze), "Expand": (1, r_expand),
@@ -1000,11 +1018,19 @@ NO_GRADIENT = {"Shape": "integer result", "Size": "integer result", "Range": "in
                "Constant": "no inputs", "ConstantOfShape": "no float inputs"}
 
 
+# Ops the importer converts that an opset-17 graph cannot hold (removed from
+# the default domain before opset 17); what they share with an op that can
+# is checked through that op.
+NOT_IN_OPSET = {"Upsample": "removed in opset 10; Resize, which it imports as, is generated"}
+
+
 def importer_ops(path):
-    """The op names oflow's importer converts (quoted capitalised names)."""
+    """The op names oflow's importer converts (quoted capitalised names),
+    less NOT_IN_OPSET."""
     import re
     src = open(path).read()
-    return sorted(set(re.findall(r'\.Case\("([A-Z][A-Za-z]*)"', src)))
+    ops = set(re.findall(r'\.Case\("([A-Z][A-Za-z]*)"', src)) - set(NOT_IN_OPSET)
+    return sorted(ops)
 
 
 def _finish(g):

@@ -233,6 +233,21 @@ def evaluate_node(node, ins, dt):
         if len(ins) > 2:
             y = y + ins[2].reshape(1, -1, 1, 1)
         return [y]
+    if op == "Resize":
+        # torch's interpolation for the combinations gen.py makes (sizes
+        # given, every output axis at least 2, so half_pixel is
+        # pytorch_half_pixel, and nearest with half_pixel and
+        # round_prefer_ceil is nearest-exact).
+        size = ints(ins[3])[2:]
+        mode = a.get("mode", b"nearest")
+        mode = mode.decode() if isinstance(mode, bytes) else mode
+        coord = a.get("coordinate_transformation_mode", b"half_pixel")
+        coord = coord.decode() if isinstance(coord, bytes) else coord
+        if mode == "linear":
+            return [F.interpolate(x, size=size, mode="bilinear",
+                                  align_corners=coord == "align_corners")]
+        return [F.interpolate(x, size=size,
+                              mode="nearest" if coord == "asymmetric" else "nearest-exact")]
     if op == "MaxPool":
         kernel, strides, dil, pads = _pool_geometry(a, x)
         return [F.max_pool2d(pad4(x, pads, -math.inf), kernel, strides, 0, dil,
@@ -402,7 +417,7 @@ EXACT = {"Identity", "Abs", "Neg", "Relu", "Max", "Min", "Where", "Clip", "Resha
 
 # Sums: a rounding error scales with the magnitude of the terms, which the
 # op evaluated on its inputs' absolute values gives.
-SUMS = {"Add", "Sum", "Mean", "MatMul", "Gemm", "Conv", "ConvTranspose", "ReduceSum", "ReduceMean",
+SUMS = {"Add", "Sum", "Mean", "MatMul", "Gemm", "Conv", "ConvTranspose", "Resize", "ReduceSum", "ReduceMean",
         "GlobalAveragePool", "AveragePool"}
 
 
