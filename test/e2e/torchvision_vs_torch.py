@@ -4,7 +4,7 @@ trained by oflow and by PyTorch (issue #13).
 
 Each model is built by Debian's python3-torchvision with random weights
 (torch.manual_seed(0), nothing downloaded), wrapped with a mean cross-entropy
-loss and exported to ONNX in training mode (batch norm with batch statistics).
+loss (per pixel for LR-ASPP, a segmentation model) and exported to ONNX in training mode (batch norm with batch statistics).
 Both sides run plain SGD on the same random images and labels (step k uses
 rows (k*B + i) mod N). The reference is PyTorch in float64; PyTorch in float32
 against it, in its default and in its channels-last layout (two summation
@@ -83,6 +83,23 @@ def _mnasnet():
     return mnasnet0_5(weights=None, num_classes=10, dropout=0.0)
 
 
+class _Segmentation(torch.nn.Module):
+    """A segmentation model's "out" logits [N, classes, H, W] under a per-pixel
+    mean cross-entropy against labels [N, H, W]."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x, y):
+        return F.cross_entropy(self.net(x)["out"], y)
+
+
+def _lraspp():
+    from torchvision.models.segmentation import lraspp_mobilenet_v3_large
+    return lraspp_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=CLASSES)
+
+
 def _shufflenet():
     from torchvision.models import shufflenet_v2_x0_5
     return shufflenet_v2_x0_5(weights=None, num_classes=10)
@@ -108,13 +125,17 @@ MODELS = {
     "efficientnet_b0": (_efficientnet_b0, 64, 8, 0.01, r"$^"),
     "regnet_x_400mf": (_regnet_x_400mf, 64, 8, 0.001, r"$^"),
     "mnasnet": (_mnasnet, 64, 8, 0.01, r"$^"),
+    "lraspp": (_lraspp, 64, 4, 0.01, r"$^"),
 }
 CLASSES = 10
+# Segmentation models: per-pixel labels, the model's "out" logits.
+SEGMENTATION = {"lraspp"}
 
 
 def make_model(name):
     torch.manual_seed(0)
-    model = common.WithCrossEntropy(MODELS[name][0]())
+    net = MODELS[name][0]()
+    model = _Segmentation(net) if name in SEGMENTATION else common.WithCrossEntropy(net)
     model.train()
     return model
 
@@ -125,7 +146,8 @@ def make_data(name, steps, kind="normal"):
     n = batch * steps
     shape = (n, 3, size, size)
     x = (rng.standard_normal(shape) if kind == "normal" else rng.rand(*shape)).astype(np.float32)
-    y = rng.randint(0, CLASSES, size=n).astype(np.int64)
+    y = rng.randint(0, CLASSES, size=(n, size, size) if name in SEGMENTATION else n)
+    y = y.astype(np.int64)
     return x, y
 
 
