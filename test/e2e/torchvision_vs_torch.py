@@ -22,6 +22,7 @@ orders), gives the noise floor each check is scaled by (g32: the worse one):
 The executable runs in memory-checking mode (dead arena regions are NaN).
 
   torchvision_vs_torch.py --oflow-compile build/bin/oflow-compile --model densenet
+  torchvision_vs_torch.py --oflow-compile build/bin/oflow-compile --model resnet18 --mesh 2x2
 """
 import argparse
 import copy
@@ -177,14 +178,22 @@ def torch_run(model, x, y, batch, lr, steps, dtype, channels_last=False):
 
 def oflow_run(args, onnx_path, x_path, y_path, lr, workdir):
     exe = os.path.join(workdir, "train")
+    mesh = ["--mesh", args.mesh] if args.mesh else []
     subprocess.run([args.oflow_compile, onnx_path, "--target", args.target, "-O", str(args.opt_level),
-                    "--optimizer", "sgd", "--lr", str(lr), "-o", exe] + args.compile_flag,
+                    "--optimizer", "sgd", "--lr", str(lr), "-o", exe] + mesh + args.compile_flag,
                    check=True)
     log = os.path.join(workdir, "log.jsonl")
     grads_dir = os.path.join(workdir, "grads")
-    subprocess.run([exe, "--steps", str(args.steps), "--log-json", log, "--check-memory",
-                    "--dump-grads", grads_dir, "--data", f"x={x_path}", "--data", f"y={y_path}"],
-                   check=True, stdout=subprocess.DEVNULL)
+    argv = [exe, "--steps", str(args.steps), "--log-json", log, "--check-memory",
+            "--dump-grads", grads_dir, "--data", f"x={x_path}", "--data", f"y={y_path}"]
+    env = None
+    if args.mesh:
+        # One CPU rank per device, oversubscribed, one thread each.
+        ranks = int(np.prod([int(d) for d in args.mesh.split("x")]))
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   OMPI_MCA_rmaps_base_oversubscribe="1")
+        argv = ["mpirun", "--oversubscribe", "-np", str(ranks)] + argv + ["--threads", "1"]
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
     with open(log) as f:
         records = [json.loads(line) for line in f if line.strip()]
     losses = np.array([r["loss"] for r in records if "loss" in r])
@@ -209,6 +218,8 @@ def main():
                    help="extra oflow-compile flag (repeatable)")
     p.add_argument("--data", default="normal", choices=["normal", "uniform"],
                    help="images from N(0, 1) or U[0, 1)")
+    p.add_argument("--mesh", help="compile for this mesh (e.g. 2x2: data parallel, batch norm "
+                   "statistics over the whole batch) and run its ranks under mpirun")
     p.add_argument("--keep", help="keep the work directory here")
     args = p.parse_args()
 
@@ -296,7 +307,8 @@ def main():
         if r > 1e-4:
             failures.append(f"step {k}: loss {losses[k]:.9g} vs torch fp64 {loss64[k]:.9g} "
                             f"(rel {r:.2e})")
-    print(f"{args.model}/{args.target}: {len(g64)} gradients (worst {worst[1]} at "
+    where = args.target + (f" on {args.mesh}" if args.mesh else "")
+    print(f"{args.model}/{where}: {len(g64)} gradients (worst {worst[1]} at "
           f"{worst[0]:.2f} x its tolerance), losses over {agree} steps where torch fp32 "
           f"and fp64 agree (worst rel {worst_loss:.2e}), loss {losses[0]:.5f} -> {losses[-1]:.5f}")
     for f in failures[:20]:
