@@ -14,8 +14,11 @@ buffers vs. the liveness lower bound).
 
 Besides the examples, --examples takes stock torchvision models (issue #17):
 resnet18 (10 classes, 32x32 images, batch 8), resnet18-224 (224x224, batch
-32), mobilenet_v2 (width 0.25) and mobilenet_v3_small (width 0.5) at 64x64,
-batch 16, exported to ONNX here with random weights and random data.
+32), mobilenet_v2 (width 0.25), mobilenet_v3_small (width 0.5) and shufflenet
+(v2 x0.5) at 64x64, batch 16, and mnasnet (0.5) and regnet_x_400mf at 64x64,
+batch 8, exported to ONNX here with random weights and random data.
+(EfficientNet-B0's constructor fixes its classifier's dropout at 0.2, and
+training dropout has no gradient rule yet: not benchmarked.)
 --compile-flag passes a flag to oflow-compile (e.g. --compile-flag=--conv=im2col).
 """
 import argparse
@@ -35,7 +38,10 @@ INPUTS = {"mlp": ["x", "y"], "cnn": ["x", "y"], "gpt": ["tokens", "targets"]}
 # Stock torchvision models: (constructor, image size, batch, extra arguments).
 ZOO = {"resnet18": ("resnet18", 32, 8, ""), "resnet18-224": ("resnet18", 224, 32, ""),
        "mobilenet_v2": ("mobilenet_v2", 64, 16, ", width_mult=0.25, dropout=0.0"),
-       "mobilenet_v3_small": ("mobilenet_v3_small", 64, 16, ", width_mult=0.5, dropout=0.0")}
+       "mobilenet_v3_small": ("mobilenet_v3_small", 64, 16, ", width_mult=0.5, dropout=0.0"),
+       "shufflenet": ("shufflenet_v2_x0_5", 64, 16, ""),
+       "mnasnet": ("mnasnet0_5", 64, 8, ", dropout=0.0"),
+       "regnet_x_400mf": ("regnet_x_400mf", 64, 8, "")}
 
 ZOO_MODEL = r"""
 import sys
