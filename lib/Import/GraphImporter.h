@@ -128,6 +128,10 @@ using NodeConverter = mlir::LogicalResult (*)(NodeContext &);
 /// The converter for (domain, op type), or null when unsupported.
 NodeConverter lookupConverter(llvm::StringRef domain, llvm::StringRef opType);
 
+/// The values of a float constant: an oflow.constant, or an initializer (a
+/// weight whose data is a resource blob); nullopt for anything else.
+std::optional<llvm::SmallVector<double>> constantFloats(mlir::Value v);
+
 /// Resize and Upsample as matrix products (Resize.cpp).
 mlir::LogicalResult convertResize(NodeContext &c);
 mlir::LogicalResult convertUpsample(NodeContext &c);

@@ -12,6 +12,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
@@ -19,6 +21,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+
+#include <cstring>
 
 #include "onnx/checker.h"
 #include "onnx/defs/parser.h"
@@ -392,6 +396,34 @@ const IntTensor *NodeContext::constIntTensor(int i) {
     return nullptr;
   auto it = importer_.ints.find(node_.input(i));
   return it == importer_.ints.end() ? nullptr : &it->second;
+}
+
+std::optional<SmallVector<double>> constantFloats(Value v) {
+  SmallVector<double> out;
+  DenseElementsAttr dense;
+  if (matchPattern(v, m_Constant(&dense))) {
+    if (!isa<FloatType>(dense.getElementType()))
+      return std::nullopt;
+    for (APFloat f : dense.getValues<APFloat>())
+      out.push_back(f.convertToDouble());
+    return out;
+  }
+  auto w = v.getDefiningOp<WeightOp>();
+  auto res = w ? dyn_cast<DenseResourceElementsAttr>(w.getValue())
+               : DenseResourceElementsAttr();
+  auto ft = res ? dyn_cast<FloatType>(res.getType().getElementType()) : FloatType();
+  AsmResourceBlob *blob = ft ? res.getRawHandle().getBlob() : nullptr;
+  size_t width = ft ? ft.getWidth() / 8 : 0;
+  if (!blob || width > 8 ||
+      blob->getData().size() != width * size_t(res.getType().getNumElements()))
+    return std::nullopt;
+  for (size_t i = 0; i < blob->getData().size(); i += width) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, blob->getData().data() + i, width);
+    out.push_back(APFloat(ft.getFloatSemantics(), APInt(ft.getWidth(), bits))
+                      .convertToDouble());
+  }
+  return out;
 }
 
 DenseElementsAttr NodeContext::constValue(int i) {

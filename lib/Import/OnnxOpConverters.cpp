@@ -10,6 +10,7 @@
 
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/xxhash.h"
 
 #include <cstring>
@@ -155,24 +156,12 @@ LogicalResult convertCast(Ctx &c) {
 /// A float scalar input that is a Constant or an initializer (a weight, its
 /// data in a resource blob), for attribute-like inputs (Dropout's ratio).
 std::optional<double> constFloatScalar(Ctx &c, int i) {
-  if (DenseElementsAttr r = c.constValue(i)) {
-    if (r.getNumElements() != 1 || !isa<FloatType>(r.getElementType()))
-      return std::nullopt;
-    return (*r.getValues<APFloat>().begin()).convertToDouble();
-  }
-  auto w = c.hasInput(i) ? c.input(i).getDefiningOp<WeightOp>() : WeightOp();
-  auto res = w ? dyn_cast<DenseResourceElementsAttr>(w.getValue())
-               : DenseResourceElementsAttr();
-  if (!res || res.getType().getNumElements() != 1)
+  if (!c.hasInput(i))
     return std::nullopt;
-  auto ft = dyn_cast<FloatType>(res.getType().getElementType());
-  AsmResourceBlob *blob = res.getRawHandle().getBlob();
-  if (!ft || !blob || blob->getData().size() != ft.getWidth() / 8)
+  std::optional<SmallVector<double>> v = constantFloats(c.input(i));
+  if (!v || v->size() != 1)
     return std::nullopt;
-  uint64_t bits = 0;
-  std::memcpy(&bits, blob->getData().data(), ft.getWidth() / 8);
-  return APFloat(ft.getFloatSemantics(), APInt(ft.getWidth(), bits))
-      .convertToDouble();
+  return v->front();
 }
 
 LogicalResult convertDropout(Ctx &c) {
@@ -454,11 +443,6 @@ LogicalResult convertConv(Ctx &c) {
               c.named("groups", c.builder().getI64IntegerAttr(c.intAttr("group", 1)))}));
 }
 
-/// Floor division (ONNX's reference pads use Python's //).
-static int64_t floorDiv(int64_t a, int64_t b) {
-  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
-}
-
 /// ConvTranspose(x, w[C_in, C_out/group, kH, kW]) is the input gradient of
 /// the convolution from its output [N, C_out, OH, OW] to x: oflow's
 /// conv2d_backward_input with x as the incoming gradient, where
@@ -510,8 +494,9 @@ LogicalResult convertConvTranspose(Ctx &c) {
       continue;
     int64_t total = strides[d] * (in.getDimSize(2 + d) - 1) + outPad[d] +
                     dilations[d] * (w.getDimSize(2 + d) - 1) + 1 - target;
-    int64_t begin = autoPad == "SAME_UPPER" ? floorDiv(total, 2)
-                                            : total - floorDiv(total, 2);
+    // Floor halves, as ONNX's reference (Python's //) takes them.
+    int64_t half = llvm::divideFloorSigned(total, int64_t(2));
+    int64_t begin = autoPad == "SAME_UPPER" ? half : total - half;
     int64_t end = total - begin;
     if (begin < 0)
       return c.unsupported("ConvTranspose's output_shape " + Twine(target) +

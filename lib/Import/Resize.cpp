@@ -13,11 +13,8 @@
 #include "GraphImporter.h"
 
 #include "OFlow/OFlowOps.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
-#include "mlir/IR/Matchers.h"
 
 #include <cmath>
-#include <cstring>
 
 using namespace mlir;
 using namespace mlir::oflow;
@@ -137,56 +134,25 @@ LogicalResult resize(NodeContext &c, const ResizeMode &m,
   return success();
 }
 
-/// The float values of a constant or an f32 initializer, or of a
-/// concatenation of such (PyTorch exports scale_factor as
-/// Concat([1, 1], [s, s])).
+/// The float values of a constant or an initializer, or of a concatenation
+/// of such (PyTorch exports scale_factor as Concat([1, 1], [s, s])).
 std::optional<SmallVector<double>> foldFloats(Value v) {
-  if (auto concat = v.getDefiningOp<ConcatOp>()) {
-    SmallVector<double> out;
-    for (Value part : concat.getInputs()) {
-      std::optional<SmallVector<double>> p = foldFloats(part);
-      if (!p)
-        return std::nullopt;
-      out.append(*p);
-    }
-    return out;
-  }
-  // An initializer is a weight whose data is a resource blob.
-  if (auto w = v.getDefiningOp<WeightOp>()) {
-    auto res = dyn_cast<DenseResourceElementsAttr>(w.getValue());
-    AsmResourceBlob *blob = res ? res.getRawHandle().getBlob() : nullptr;
-    if (!blob || !res.getType().getElementType().isF32() ||
-        blob->getData().size() != 4 * size_t(res.getType().getNumElements()))
-      return std::nullopt;
-    SmallVector<double> out;
-    for (size_t i = 0; i < blob->getData().size(); i += 4) {
-      float f;
-      std::memcpy(&f, blob->getData().data() + i, 4);
-      out.push_back(f);
-    }
-    return out;
-  }
-  DenseElementsAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)) || !isa<FloatType>(attr.getElementType()))
-    return std::nullopt;
+  auto concat = v.getDefiningOp<ConcatOp>();
+  if (!concat)
+    return constantFloats(v);
   SmallVector<double> out;
-  for (APFloat f : attr.getValues<APFloat>())
-    out.push_back(f.convertToDouble());
+  for (Value part : concat.getInputs()) {
+    std::optional<SmallVector<double>> p = foldFloats(part);
+    if (!p)
+      return std::nullopt;
+    out.append(*p);
+  }
   return out;
 }
 
 /// The float values of constant input `i`, or failure (reported).
 FailureOr<SmallVector<double>> constFloats(NodeContext &c, int i, StringRef what) {
-  std::optional<SmallVector<double>> values;
-  if (DenseElementsAttr v = c.constValue(i)) {
-    if (isa<FloatType>(v.getElementType())) {
-      values.emplace();
-      for (APFloat f : v.getValues<APFloat>())
-        values->push_back(f.convertToDouble());
-    }
-  } else {
-    values = foldFloats(c.input(i));
-  }
+  std::optional<SmallVector<double>> values = foldFloats(c.input(i));
   if (!values) {
     (void)c.unsupported(what + " must be a compile-time float constant");
     return failure();
