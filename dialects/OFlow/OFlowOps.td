@@ -155,21 +155,44 @@ def OFlow_CastOp : OFlow_InferOp<"cast", [OFlow_Sbp, Elementwise]> {
   let assemblyFormat = "$input `to` $to attr-dict `:` type($input)";
 }
 
-def OFlow_DropoutOp : OFlow_InferOp<"dropout", [OFlow_Sbp, Elementwise]> {
+// The training step and shard offsets: i64 scalars, so that the assembly
+// format can omit their type.
+def OFlow_I64Scalar : Type<And<[AnyRankedTensor.predicate,
+                                CPred<"::llvm::cast<::mlir::RankedTensorType>($_self).getRank() == 0">,
+                                CPred<"::llvm::cast<::mlir::RankedTensorType>($_self).getElementType().isInteger(64)">]>,
+                           "i64 scalar tensor">,
+                      BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getI64Type())">;
+
+def OFlow_DropoutOp
+    : OFlow_InferOp<"dropout", [OFlow_Sbp, AttrSizedOperandSegments]> {
   let summary = "dropout: zero each element with probability `ratio`, scale the rest";
   let description = [{
-    Ratio 0 is the identity. A positive ratio needs a `seed`: the random
-    numbers are keyed by (seed, step, global element index), so the result
-    does not depend on how the tensor is distributed.
+    Ratio 0 is the identity. A positive ratio needs a `seed`, and the
+    training `step` to run: element `i` (its index in the row-major
+    *global* tensor) is kept iff word 0 of Philox4x32-10 with key
+    (seed low, seed high) and counter (i low, i high, step low, step high)
+    is at least ceil(ratio * 2^32), and kept elements are multiplied by
+    1 / (1 - ratio) (rounded to the element type, as PyTorch). The mask
+    depends on nothing else, so every mesh and plan draws the mask one
+    device draws, and the gradient is the same op applied to the incoming
+    gradient. A negative step evaluates: the op is then the identity.
+
+    After partitioning, a split result carries its `global_shape` and one
+    `offsets` scalar per axis (where this rank's piece starts).
 
     ```mlir
-    %y = oflow.dropout %x {ratio = 1.000000e-01 : f64, seed = 7 : i64} : tensor<8x64xf32>
+    %y = oflow.dropout %x step %s {ratio = 1.000000e-01 : f64, seed = 7 : i64} : tensor<8x64xf32>
     ```
   }];
-  let arguments = (ins OFlow_FloatTensor:$input, F64Attr:$ratio,
-                       OptionalAttr<I64Attr>:$seed);
+  let arguments = (ins OFlow_FloatTensor:$input,
+                       Optional<OFlow_I64Scalar>:$step,
+                       Variadic<OFlow_I64Scalar>:$offsets,
+                       F64Attr:$ratio, OptionalAttr<I64Attr>:$seed,
+                       OptionalAttr<DenseI64ArrayAttr>:$global_shape);
   let results = (outs OFlow_FloatTensor:$output);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat = [{
+    $input (`step` $step^)? (`offsets` `(` $offsets^ `)`)? attr-dict `:` type($input)
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -103,13 +103,14 @@ SmallVector<SbpSignature> WhereOp::getSbpCandidates(int64_t) {
 }
 
 SmallVector<SbpSignature> DropoutOp::getSbpCandidates(int64_t) {
-  // With a fixed mask dropout is linear. Every device must draw the same mask
-  // for an element, so random numbers are keyed by the global element index.
-  SmallVector<SbpSignature> sigs = unaryWithPartial(getOperation(), sbpP(getContext()));
-  if (getRatio().convertToDouble() > 0)
-    for (SbpSignature &sig : sigs)
-      if (!sig.operands[0].isBroadcast())
-        sig.collective = "random numbers keyed by the global element index";
+  // With a fixed mask dropout is linear. Every device draws the same mask for
+  // an element, keyed by its global index (oflow-partition tells a split
+  // piece where it lies); the step (a scalar) is broadcast.
+  SmallVector<SbpSignature> sigs = elementwise(getOperation());
+  SbpAttr p = sbpP(getContext()), b = sbpB(getContext());
+  SmallVector<SbpAttr> partial{p};
+  partial.append(getNumOperands() - 1, b);
+  sigs.push_back({partial, {p}, ""});
   return sigs;
 }
 

@@ -157,7 +157,25 @@ OFLOW_INFER(DropoutOp) {
     return fail("ratio ", ratio,
                 " > 0 needs a seed, so that every run and every mesh draws the "
                 "same mask");
-  types.push_back(adaptor.getInput().getType());
+  auto input = tensorType(adaptor.getInput());
+  auto global = inherentAttr<DenseI64ArrayAttr>(
+      adaptor, adaptor.getProperties().global_shape, "global_shape");
+  size_t offsets = adaptor.getOffsets().size();
+  if (offsets != 0 && (!global || offsets != size_t(input.getRank())))
+    return fail("takes one offset per axis (", input.getRank(),
+                ") and a global_shape, or neither; got ", offsets,
+                " offsets");
+  if (global) {
+    if (global.size() != input.getRank())
+      return fail("global_shape has rank ", global.size(), ", the input ",
+                  input.getRank());
+    for (auto [g, l] : llvm::zip(global.asArrayRef(), input.getShape()))
+      if (g < l)
+        return fail("global_shape ", shapeStr(global.asArrayRef()),
+                    " is smaller than the local shape ",
+                    shapeStr(input.getShape()));
+  }
+  types.push_back(input);
   return success();
 }
 

@@ -144,15 +144,15 @@ void registerUnary(GradRegistry &r) {
     return success();
   });
   r.add<DropoutOp>([](DropoutOp op, GradArgs &a) -> LogicalResult {
-    if (op.getRatio().convertToDouble() != 0.0)
-      return op.emitError()
-             << describeOp(op) << " with ratio "
-             << op.getRatio().convertToDouble()
-             << " has no gradient rule: training dropout is not supported yet; "
-                "export the model with dropout disabled (ratio 0) or freeze "
-                "the "
-                "weights that reach it";
-    a.set(0, a.grad());
+    // Linear for its fixed mask, which the same (seed, step, element) draws
+    // again: the gradient is the same dropout of the incoming gradient.
+    if (op.getRatio().convertToDouble() == 0.0) {
+      a.set(0, a.grad());
+      return success();
+    }
+    a.set(0, DropoutOp::create(a.b.b, a.b.loc, a.grad(), op.getStep(),
+                               op.getOffsets(), op.getRatioAttr(),
+                               op.getSeedAttr(), op.getGlobalShapeAttr()));
     return success();
   });
 }

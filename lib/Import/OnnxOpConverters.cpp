@@ -196,7 +196,9 @@ LogicalResult convertDropout(Ctx &c) {
                      : static_cast<int64_t>(llvm::xxh3_64bits(key) & 0x7fffffff);
   return setResult(c, c.create<DropoutOp>(
                           c.input(0),
-                          {c.named("ratio", c.builder().getF64FloatAttr(ratio)),
+                          {c.named("operandSegmentSizes",
+                                   c.builder().getDenseI32ArrayAttr({1, 0, 0})),
+                           c.named("ratio", c.builder().getF64FloatAttr(ratio)),
                            c.named("seed", c.builder().getI64IntegerAttr(seed))}));
 }
 

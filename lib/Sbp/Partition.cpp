@@ -115,6 +115,7 @@ struct Partition : ::oflow::impl::PartitionBase<Partition> {
     module.walk([&](of::GatherBackwardOp op) {
       ::oflow::sbp::partitionRowSplitGatherBackward(op, mesh);
     });
+    module.walk([&](of::DropoutOp op) { ::oflow::sbp::partitionSplitDropout(op, mesh); });
     module->setAttr(of::OFlowDialect::kPartitionedAttrName,
                     UnitAttr::get(&getContext()));
   }

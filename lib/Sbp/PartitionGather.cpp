@@ -19,9 +19,7 @@ using namespace mlir;
 namespace of = mlir::oflow;
 using ::oflow::autodiff::GradBuilder;
 
-namespace {
-
-/// The mesh axes that split tensor axis `axis` in `layout`, in order.
+namespace oflow::sbp {
 SmallVector<int64_t> splittingAxes(of::NdSbpAttr layout, int64_t axis) {
   SmallVector<int64_t> axes;
   for (auto [meshAxis, entry] : llvm::enumerate(layout.getEntries()))
@@ -29,6 +27,11 @@ SmallVector<int64_t> splittingAxes(of::NdSbpAttr layout, int64_t axis) {
       axes.push_back(meshAxis);
   return axes;
 }
+} // namespace oflow::sbp
+
+using ::oflow::sbp::splittingAxes;
+
+namespace {
 
 /// Local positions of `indices` in a table whose rows [offset, offset + rows)
 /// this rank holds, out of `globalRows`: (safe index, in-range mask).

@@ -7,6 +7,15 @@
 
 namespace oflow::sbp {
 
+/// The mesh axes that split tensor axis `axis` in `layout`, in order.
+llvm::SmallVector<int64_t> splittingAxes(mlir::oflow::NdSbpAttr layout,
+                                         int64_t axis);
+
+/// After partitioning (local types): a dropout whose result is split learns
+/// the global shape and where this rank's piece starts along each axis, so
+/// that it draws the mask of the global elements it holds. No-op otherwise.
+void partitionSplitDropout(mlir::oflow::DropoutOp op, const Mesh &mesh);
+
 /// After partitioning (local types): a gather whose table is split along the
 /// gathered axis looks up only local rows, masking the others to zero (its
 /// result is a partial sum). No-op for other gathers.

@@ -50,6 +50,22 @@ struct BuildInferEntry : ::oflow::impl::BuildInferEntryBase<BuildInferEntry> {
     });
     if (walk.wasInterrupted())
       return signalPassFailure();
+    // ONNX's training-mode dropout draws a random mask even at inference;
+    // oflow's masks are its own (Philox), so no inference could match
+    // another runtime's. Dropout in eval mode (ratio 0 or training_mode
+    // false) was the identity since import.
+    walk = fn.walk([&](of::DropoutOp op) {
+      if (op.getRatio().convertToDouble() == 0.0)
+        return WalkResult::advance();
+      op.emitOpError("in @")
+          << entry << ": dropout in training mode (ratio "
+          << op.getRatio().convertToDouble()
+          << ") in an inference program draws a random mask; export the "
+             "model in eval mode (training_mode false) to infer with it";
+      return WalkResult::interrupt();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
 
     FailureOr<SmallVector<Weight>> weights = collectWeights(fn, {kInferEntry});
     if (failed(weights))

@@ -291,6 +291,18 @@ func::FuncOp BuildTrainStep::cloneEntry(func::FuncOp fn, SymbolTable &symbols,
                               fn.getLoc());
   (void)clone.insertArguments({n, n}, {f32, i64}, {scalar("lr"), scalar("step")},
                               {loc, loc});
+  // Dropout masks are drawn per step (the gradient's dropouts with them).
+  Value step = clone.getArgument(n + 1);
+  clone.walk([&](of::DropoutOp op) {
+    if (op.getRatio().convertToDouble() == 0.0 || op.getStep())
+      return;
+    OpBuilder builder(op);
+    auto keyed = of::DropoutOp::create(
+        builder, op.getLoc(), op.getInput(), step, op.getOffsets(),
+        op.getRatioAttr(), op.getSeedAttr(), op.getGlobalShapeAttr());
+    op.replaceAllUsesWith(keyed.getResult());
+    op.erase();
+  });
   return clone;
 }
 

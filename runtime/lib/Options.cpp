@@ -197,6 +197,7 @@ std::string trainHelp(const std::string &exe, const Manifest &m) {
       "  --shuffle [--seed S]      a per-epoch permutation keyed by (S, epoch)\n"
       "  --eval-data NAME=FILE.npy ...  held-out data; each evaluation covers\n"
       "                            ceil(N/B) batches and reports eval_loss\n"
+      "                            (dropout off; batch norm on batch statistics)\n"
       "  --eval-every K            evaluate every K steps (default: at the end)\n"
       "  --log-json FILE           one JSON object per step (and evaluation)\n"
       "  --save DIR                checkpoint DIR/ckpt at the end, on SIGINT/SIGTERM\n"

@@ -194,7 +194,8 @@ void Trainer::evaluate(int64_t afterStep) {
   double sum = 0;
   for (int64_t j = 0; j < batches; ++j) {
     evalFeed->fill(j, p.io.data());
-    setScalars(afterStep + 1);
+    // A negative step evaluates: dropout is the identity (model.eval()).
+    setScalars(-1);
     p.call("grads");
     sum += readLoss("grads");
   }

@@ -127,3 +127,20 @@ func.func @main() -> tensor<f64> {
   %l = oflow.reduce_sum %m {axes = array<i64: 0>, keepdims = false} : (tensor<3xf64>) -> tensor<f64>
   return %l : tensor<f64>
 }
+
+// -----
+
+// Training dropout is linear for its mask, which (seed, step, element) draws
+// again: the gradient is the same dropout (ratio, seed, step) of the
+// incoming gradient.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[STEP:[a-z0-9]+]]: tensor<i64>)
+// CHECK: %[[G:.*]] = oflow.expand {{.*}} -> tensor<4x8xf32>
+// CHECK: %[[GD:.*]] = oflow.dropout %[[G]] step %[[STEP]] {ratio = 2.500000e-01 : f64, seed = 11 : i64} : tensor<4x8xf32>
+// CHECK-NEXT: oflow.gradient "w", %[[GD]] : tensor<4x8xf32>
+func.func @main(%step: tensor<i64>) -> tensor<f32> {
+  %w = oflow.weight "w", dense<1.0> : tensor<4x8xf32>
+  %d = oflow.dropout %w step %step {ratio = 0.25 : f64, seed = 11 : i64} : tensor<4x8xf32>
+  %l = oflow.reduce_sum %d {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

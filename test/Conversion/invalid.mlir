@@ -1,7 +1,7 @@
 // RUN: oflow-opt %s -split-input-file -verify-diagnostics --oflow-lower-to-linalg
 
 func.func @dropout(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+2 {{'oflow.dropout' op cannot lower: dropout with a positive ratio needs random numbers keyed by the training step, which the op does not carry}}
+  // expected-error @+2 {{'oflow.dropout' op cannot lower: dropout with a positive ratio draws its mask per training step, and this one has no step (oflow-build-train-step gives it one)}}
   // expected-error @+1 {{failed to legalize operation 'oflow.dropout' that was explicitly marked illegal}}
   %0 = oflow.dropout %x {ratio = 1.000000e-01 : f64, seed = 7 : i64} : tensor<4xf32>
   return %0 : tensor<4xf32>

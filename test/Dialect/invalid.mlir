@@ -177,7 +177,7 @@ func.func @dropout_ratio_one(%a: tensor<4xf32>) {
 func.func @dropout_ratio_negative(%a: tensor<4xf32>) {
   // expected-error @below {{'oflow.dropout' op ratio -5.000000e-01 must be in [0, 1)}}
   // expected-error @below {{'oflow.dropout' op failed to infer returned types}}
-  %0 = "oflow.dropout"(%a) <{ratio = -5.000000e-01 : f64}> : (tensor<4xf32>) -> tensor<4xf32>
+  %0 = "oflow.dropout"(%a) <{operandSegmentSizes = array<i32: 1, 0, 0>, ratio = -5.000000e-01 : f64}> : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
 
@@ -186,6 +186,30 @@ func.func @dropout_ratio_negative(%a: tensor<4xf32>) {
 func.func @dropout_no_seed(%a: tensor<4xf32>) {
   // expected-error @below {{'oflow.dropout' op ratio 2.500000e-01 > 0 needs a seed, so that every run and every mesh draws the same mask}}
   %0 = oflow.dropout %a {ratio = 2.500000e-01 : f64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_offsets_without_global_shape(%a: tensor<4x2xf32>, %s: tensor<i64>, %o: tensor<i64>) {
+  // expected-error @below {{'oflow.dropout' op takes one offset per axis (2) and a global_shape, or neither; got 2 offsets}}
+  %0 = oflow.dropout %a step %s offsets(%o, %o) {ratio = 2.500000e-01 : f64, seed = 1 : i64} : tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_global_smaller(%a: tensor<4x2xf32>, %s: tensor<i64>, %o: tensor<i64>) {
+  // expected-error @below {{'oflow.dropout' op global_shape [2, 2] is smaller than the local shape [4, 2]}}
+  %0 = oflow.dropout %a step %s offsets(%o, %o) {global_shape = array<i64: 2, 2>, ratio = 2.500000e-01 : f64, seed = 1 : i64} : tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_step_not_i64(%a: tensor<4xf32>, %s: tensor<i32>) {
+  // expected-error @below {{'oflow.dropout' op operand #1 must be i64 scalar tensor}}
+  %0 = "oflow.dropout"(%a, %s) <{operandSegmentSizes = array<i32: 1, 1, 0>, ratio = 2.500000e-01 : f64, seed = 1 : i64}> : (tensor<4xf32>, tensor<i32>) -> tensor<4xf32>
   return
 }
 

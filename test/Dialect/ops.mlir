@@ -331,6 +331,18 @@ func.func @dropout_seeded(%a: tensor<8x64xf32>) -> tensor<8x64xf32> {
 
 // -----
 
+// In a train entry (the step), and a rank's piece after partitioning.
+// CHECK-LABEL: func.func @dropout_step(
+// CHECK: %0 = oflow.dropout %arg0 step %arg1 {ratio = 1.000000e-01 : f64, seed = 7 : i64} : tensor<8x64xf32>
+// CHECK: %1 = oflow.dropout %arg0 step %arg1 offsets(%arg2, %arg3) {global_shape = array<i64: 16, 64>, ratio = 1.000000e-01 : f64, seed = 7 : i64} : tensor<8x64xf32>
+func.func @dropout_step(%a: tensor<8x64xf32>, %s: tensor<i64>, %o0: tensor<i64>, %o1: tensor<i64>) -> tensor<8x64xf32> {
+  %0 = oflow.dropout %a step %s {ratio = 1.000000e-01 : f64, seed = 7 : i64} : tensor<8x64xf32>
+  %1 = oflow.dropout %a step %s offsets(%o0, %o1) {global_shape = array<i64: 16, 64>, ratio = 1.000000e-01 : f64, seed = 7 : i64} : tensor<8x64xf32>
+  return %1 : tensor<8x64xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @matmul(
 // CHECK: %0 = oflow.matmul %arg0, %arg1 : (tensor<32x16xf32>, tensor<16x64xf32>) -> tensor<32x64xf32>
 func.func @matmul(%a: tensor<32x16xf32>, %b: tensor<16x64xf32>) -> tensor<32x64xf32> {

@@ -35,7 +35,7 @@ func.func @mul_div_sub(%a: tensor<4x1xf32>, %b: tensor<1x6xf32>) -> tensor<4x6xf
 
 // -----
 
-func.func @unary(%a: tensor<4x6xf32>) -> tensor<4x6xf32> {
+func.func @unary(%a: tensor<4x6xf32>, %step: tensor<i64>) -> tensor<4x6xf32> {
 // CHECK: :[[@LINE+2]]:{{[0-9]+}}: remark: axis 0 (size 2): B -> B | S(0) -> S(0) | S(1) -> S(1) | P(sum) -> P(sum)
 // CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: axis 1 (size 3): B -> B | S(1) -> S(1) | P(sum) -> P(sum)
   %0 = oflow.neg %a : tensor<4x6xf32>
@@ -45,9 +45,11 @@ func.func @unary(%a: tensor<4x6xf32>) -> tensor<4x6xf32> {
 // CHECK: :[[@LINE+2]]:{{[0-9]+}}: remark: axis 0 (size 2): B -> B | S(0) -> S(0) | S(1) -> S(1)
 // CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: axis 1 (size 3): B -> B | S(1) -> S(1)
   %2 = oflow.rsqrt %1 : tensor<4x6xf32>
-// CHECK: :[[@LINE+2]]:{{[0-9]+}}: remark: axis 0 (size 2): B -> B | S(0) -> S(0) [needs random numbers keyed by the global element index] | S(1) -> S(1) [needs random numbers keyed by the global element index] | P(sum) -> P(sum) [needs random numbers keyed by the global element index]
-// CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: axis 1 (size 3): B -> B | S(1) -> S(1) [needs random numbers keyed by the global element index] | P(sum) -> P(sum) [needs random numbers keyed by the global element index]
-  %3 = oflow.dropout %2 {ratio = 1.000000e-01 : f64, seed = 7 : i64} : tensor<4x6xf32>
+// Dropout's mask is keyed by the global element index: split like any
+// elementwise op (oflow-partition gives a piece its offsets), the step is B.
+// CHECK: :[[@LINE+2]]:{{[0-9]+}}: remark: axis 0 (size 2): B, B -> B | S(0), B -> S(0) | S(1), B -> S(1) | P(sum), B -> P(sum)
+// CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: axis 1 (size 3): B, B -> B | S(1), B -> S(1) | P(sum), B -> P(sum)
+  %3 = oflow.dropout %2 step %step {ratio = 1.000000e-01 : f64, seed = 7 : i64} : tensor<4x6xf32>
   return %3 : tensor<4x6xf32>
 }
 

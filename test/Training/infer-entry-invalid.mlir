@@ -42,3 +42,13 @@ func.func @main(%x: tensor<f32>) -> tensor<f32> {
   %w = oflow.weight "oflow_infer", dense<1.0> : tensor<f32>
   return %w : tensor<f32>
 }
+
+// -----
+
+// A training-mode dropout draws a random mask even at inference (ONNX), and
+// no other runtime's mask could be matched: refused, naming the fix.
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'oflow.dropout' op in @main: dropout in training mode (ratio 5.000000e-01) in an inference program draws a random mask; export the model in eval mode (training_mode false) to infer with it}}
+  %d = oflow.dropout %x {ratio = 0.5 : f64, seed = 1 : i64} : tensor<4xf32>
+  return %d : tensor<4xf32>
+}

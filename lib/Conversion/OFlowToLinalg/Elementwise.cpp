@@ -236,26 +236,12 @@ struct ConstantLowering : OpConversionPattern<OpT> {
   }
 };
 
-struct DropoutLowering : OpConversionPattern<of::DropoutOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(of::DropoutOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (op.getRatio().convertToDouble() != 0.0)
-      return cannotLower(op, "dropout with a positive ratio needs random "
-                             "numbers keyed by the training step, which the "
-                             "op does not carry");
-    rewriter.replaceOp(op, adaptor.getInput());
-    return success();
-  }
-};
-
 } // namespace
 
 void populateElementwisePatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<ConstantLowering<of::ConstantOp>,
-               ConstantLowering<of::WeightOp>, DropoutLowering>(ctx);
+               ConstantLowering<of::WeightOp>>(ctx);
 #define ADD(OP, FN) patterns.add<ElementwiseLowering<of::OP>>(ctx, FN)
   ADD(NegOp, negate);
   ADD(ExpOp, expBody);

@@ -21,6 +21,7 @@ using namespace mlir;
 
 // One populate function per op family (one file each).
 void populateElementwisePatterns(RewritePatternSet &patterns);
+void populateDropoutPatterns(RewritePatternSet &patterns);
 void populateReductionPatterns(RewritePatternSet &patterns);
 void populateLinearAlgebraPatterns(RewritePatternSet &patterns);
 /// `convLibrary`: f32 convolutions as oneDNN calls (ConvLibrary.cpp).

@@ -21,6 +21,7 @@ namespace oflow {
 void populateOFlowToLinalgPatterns(mlir::RewritePatternSet &patterns,
                                    bool convLibrary) {
   lowering::populateElementwisePatterns(patterns);
+  lowering::populateDropoutPatterns(patterns);
   lowering::populateReductionPatterns(patterns);
   lowering::populateLinearAlgebraPatterns(patterns);
   lowering::populateConvPoolPatterns(patterns, convLibrary);
