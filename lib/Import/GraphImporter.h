@@ -132,6 +132,9 @@ NodeConverter lookupConverter(llvm::StringRef domain, llvm::StringRef opType);
 /// weight whose data is a resource blob); nullopt for anything else.
 std::optional<llvm::SmallVector<double>> constantFloats(mlir::Value v);
 
+/// Einsum as transposes, reshapes and batched matrix products (Einsum.cpp).
+mlir::LogicalResult convertEinsum(NodeContext &c);
+
 /// Resize and Upsample as matrix products (Resize.cpp).
 mlir::LogicalResult convertResize(NodeContext &c);
 mlir::LogicalResult convertUpsample(NodeContext &c);

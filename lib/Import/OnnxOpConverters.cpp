@@ -1029,6 +1029,7 @@ NodeConverter lookupConverter(StringRef domain, StringRef opType) {
       .Case("Cast", convertCast)
       .Case("Dropout", convertDropout)
       .Case("MatMul", convertMatMul)
+      .Case("Einsum", convertEinsum)
       .Case("Gemm", convertGemm)
       .Case("ReduceSum", convertReduce<ReduceSumOp>)
       .Case("ReduceMean", convertReduce<ReduceMeanOp>)

@@ -239,6 +239,22 @@ def cases():
     add(Case("gemm_no_c", {"A": rand(3, 4), "B": rand(5, 4)}, lambda t: t["A"] @ t["B"].t(),
              onnx_op="Gemm", attrs={"transB": 1}))
 
+    # Einsum (pairwise batched matrix products; diagonals through a mask).
+    einsums = [("ij,jk->ik", [(3, 4), (4, 5)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+               ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]),
+               ("bhqk,bhkd->bhqd", [(2, 2, 3, 5), (2, 2, 5, 4)]),
+               ("i,i->", [(6,), (6,)]), ("i,j->ij", [(3,), (4,)]), ("ij->ji", [(3, 4)]),
+               ("ij->", [(3, 4)]), ("ii->i", [(4, 4)]), ("ii", [(4, 4)]), ("bii->bi", [(2, 3, 3)]),
+               ("...ij,...jk->...ik", [(2, 1, 3, 4), (2, 5, 4, 2)]), ("ij,jk", [(3, 4), (4, 2)]),
+               ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]), ("abc,cd->abd", [(2, 3, 4), (4, 5)]),
+               ("ijk,ikj->i", [(2, 3, 4), (2, 4, 3)]), ("ij,kl->", [(2, 3), (4, 5)])]
+    for eq, shapes in einsums:
+        names = [f"X{i}" for i in range(len(shapes))]
+        tag = eq.replace("->", "_to_").replace(",", "_").replace("...", "e")
+        add(Case(f"einsum_{tag or 'x'}", {n: rand(*sh) for n, sh in zip(names, shapes)},
+                 lambda t, eq=eq, names=names: torch.einsum(eq, *[t[n] for n in names]),
+                 onnx_op="Einsum", attrs={"equation": eq}, opset=12))
+
     # Reductions.
     for axes, keep in [([1], 1), ([0, 2], 0), ([0, 1, 2], 0), ([2], 1)]:
         tag = "_".join(map(str, axes)) + f"_k{keep}"
