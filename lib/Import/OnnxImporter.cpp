@@ -22,7 +22,11 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cerrno>
+#include <csignal>
 #include <cstring>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "onnx/checker.h"
 #include "onnx/defs/parser.h"
@@ -605,6 +609,51 @@ static std::string oneLine(std::string s) {
   return s;
 }
 
+/// Whether ONNX's shape inference survives `model`. libonnx 1.12's inference
+/// functions index past the shapes of some malformed nodes (a Conv whose
+/// weight has more dims than its input crashes convPoolShapeInference), and
+/// no model file may crash the compiler, so inference first runs in a child
+/// process. Initializers over 64 KiB lose their data there (only their type
+/// and shape matter to inference; small ones may be shapes data propagation
+/// reads), so the copy-on-write child stays cheap even for large models.
+bool shapeInferenceSurvives(onnx::ModelProto &model, std::string &error) {
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0)
+    return true; // no child: infer in-process as before
+  if (pid == 0) {
+    // Die by the signal itself (not through a handler the parent installed:
+    // a sanitizer's or a fuzzer's would report the parent's crash).
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
+      std::signal(sig, SIG_DFL);
+    for (onnx::TensorProto &init : *model.mutable_graph()->mutable_initializer())
+      if (init.raw_data().size() > 65536)
+        init.clear_raw_data();
+    try {
+      onnx::ShapeInferenceOptions opts(/*check_type=*/true, /*strict_mode=*/1,
+                                       /*data_prop=*/true);
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                         opts);
+    } catch (...) {
+      // Reported by the real run in the parent.
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0) {
+    error = "ONNX shape inference crashed on this model (" +
+            (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                 : "exit " + std::to_string(WEXITSTATUS(status))) +
+            ", a libonnx bug): some node's inputs have shapes it does not "
+            "expect, e.g. a Conv or pooling weight whose rank differs from its "
+            "input's; fix the model";
+    return false;
+  }
+  return true;
+}
+
 } // namespace oflow::import
 
 OwningOpRef<ModuleOp> (::oflow::importOnnxFile)(MLIRContext &context,
@@ -678,6 +727,8 @@ OwningOpRef<ModuleOp> (::oflow::importOnnxFile)(MLIRContext &context,
   if (options.exportTemplate)
     original = model;
   if (!fixInputShapes(model, options, error))
+    return fail(error);
+  if (!shapeInferenceSurvives(model, error))
     return fail(error);
   try {
     onnx::ShapeInferenceOptions inferOpts(/*check_type=*/true,

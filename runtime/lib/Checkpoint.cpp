@@ -108,12 +108,15 @@ Index parseIndex(const std::string &path, const std::string &b) {
   std::string line, kind;
   while (std::getline(text, line)) {
     std::istringstream w(line);
+    kind.clear();
     w >> kind;
-    if (kind == "var") {
+    if (kind == "var" && line.size() > 4) {
       ix.table += line.substr(4) + "\n";
       std::string name, k, dt;
       size_t rank = 0;
       w >> name >> k >> dt >> rank;
+      if (rank > 64)
+        throw bad("bad index line '" + line + "'");
       ix.ranks.push_back(rank);
     } else if (kind == "shard") {
       Shard s;
@@ -132,6 +135,18 @@ Index parseIndex(const std::string &path, const std::string &b) {
         w >> o;
       for (int64_t &z : p.block.size)
         w >> z;
+      // Bounded, so that sizes and byte counts cannot overflow; the
+      // program's shapes bound them further when pieces are matched.
+      for (size_t d = 0; d < p.block.size.size(); ++d)
+        if (p.block.offset[d] < 0 || p.block.size[d] < 0 ||
+            p.block.offset[d] > (int64_t(1) << 40) ||
+            p.block.size[d] > (int64_t(1) << 40))
+          throw bad("bad index line '" + line + "'");
+      long double elements = 1;
+      for (int64_t z : p.block.size)
+        elements *= static_cast<long double>(z);
+      if (elements > static_cast<long double>(int64_t(1) << 50))
+        throw bad("bad index line '" + line + "'");
       Shard &s = ix.shards.back();
       s.pieces.push_back(p);
     } else if (kind != "mesh") {

@@ -88,8 +88,13 @@ public:
     if (rank > 16)
       throw error("rank " + std::to_string(rank) + " is too large");
     std::vector<int64_t> d;
-    for (int64_t i = 0; i < rank; ++i)
+    long double elements = 1; // bounded, so byte counts cannot overflow
+    for (int64_t i = 0; i < rank; ++i) {
       d.push_back(integer("dimension", 0));
+      elements *= static_cast<long double>(d.back());
+    }
+    if (elements > static_cast<long double>(int64_t(1) << 56))
+      throw error("a tensor of more than 2^56 elements");
     return d;
   }
   /// The optional trailing `sbp=...` token; each entry S<i> or B.

@@ -115,6 +115,10 @@ HostTensor parseNpy(const std::string &bytes, const std::string &path) {
   auto shape = dictValue(h, "shape");
   if (!descr || !fortran || !shape)
     throw fail("header lacks descr, fortran_order or shape");
+  // The values are quoted strings and a parenthesized tuple (dictValue
+  // keeps the delimiters); anything shorter is not a header numpy writes.
+  if (descr->size() < 2 || shape->size() < 2 || (*shape)[0] != '(')
+    throw fail("bad descr or shape in the header");
   std::string d = descr->substr(1, descr->size() - 2);
   auto type = descrType(d);
   if (!type) {
@@ -160,7 +164,8 @@ HostTensor parseNpy(const std::string &bytes, const std::string &path) {
   if (want > 1e18L || static_cast<uint64_t>(want) != have)
     throw Error(path + ": truncated or oversized: shape " +
                 shapeText(t.dims) + " of " + dtypeName(t.dtype) + " needs " +
-                std::to_string(static_cast<uint64_t>(want)) +
+                (want > 1e18L ? std::string("over 10^18")
+                              : std::to_string(static_cast<uint64_t>(want))) +
                 " bytes of data, the file has " + std::to_string(have));
   t.data.assign(bytes.begin() + dataStart, bytes.end());
   return t;

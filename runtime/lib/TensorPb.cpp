@@ -140,10 +140,15 @@ HostTensor decodeTensorProto(const TensorProto &p, const std::string &path,
     case DType::F16: case DType::BF16: packInt32<uint16_t>(p, t.data); break;
     }
   }
-  int64_t want = numElements(t.dims) * dtypeSize(t.dtype);
-  if (static_cast<int64_t>(t.data.size()) != want)
+  // In long double: dims from a corrupt file may overflow any integer.
+  long double want = dtypeSize(t.dtype);
+  for (int64_t d : t.dims)
+    want *= static_cast<long double>(d);
+  if (want > 1e18L || static_cast<long double>(t.data.size()) != want)
     throw Error(path + ": shape " + shapeText(t.dims) + " of " +
-                dtypeName(t.dtype) + " needs " + std::to_string(want) +
+                dtypeName(t.dtype) + " needs " +
+                (want > 1e18L ? std::string("over 10^18")
+                              : std::to_string(static_cast<uint64_t>(want))) +
                 " bytes of data, the file has " +
                 std::to_string(t.data.size()));
   return t;

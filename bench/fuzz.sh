@@ -1,0 +1,56 @@
+#!/bin/bash
+# Runs every fuzz harness (test/fuzz) for MINUTES each, in an ASan + UBSan
+# build made with clang (build-fuzz/, configured on first use), starting from
+# the committed corpus plus fresh seeds (bench/fuzz_seeds.py), and merges
+# what found new coverage back into test/fuzz/corpus/<harness>/ (libFuzzer's
+# -merge=1: the corpus stays minimal, runs accumulate). Findings (crash-*,
+# timeout-*, oom-* files) land in build-fuzz/findings/<harness>/; each run's
+# last status line goes to build-fuzz/fuzz-log.txt.
+#
+#   bench/fuzz.sh MINUTES [HARNESS...]     (default: all seven)
+set -euo pipefail
+minutes=${1:?usage: bench/fuzz.sh MINUTES [HARNESS...]}
+shift
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build-fuzz
+all="import-onnx import-onnxtext import-mlir npy tensor-pb manifest checkpoint"
+harnesses=${*:-$all}
+
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
+    -DOFLOW_FUZZ=ON >/dev/null
+fi
+targets=""
+for h in $harnesses; do targets="$targets oflow-fuzz-$h"; done
+ninja -C "$build" -j"$(nproc)" $targets
+
+seeds=$build/seeds
+rm -rf "$seeds"
+/usr/bin/python3 "$root/bench/fuzz_seeds.py" "$seeds" >/dev/null
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+for h in $harnesses; do
+  corpus=$root/test/fuzz/corpus/$h
+  work=$build/work/$h
+  findings=$build/findings/$h
+  mkdir -p "$corpus" "$work" "$findings"
+  # -max_len: the largest seed (models of the node tests, lit inputs).
+  maxlen=$( (ls -l "$seeds/$h" "$corpus" 2>/dev/null | awk '{print $5}'; echo 4096) | sort -n | tail -1)
+  log=$build/work/$h.log
+  # Find: new inputs go to $work; crashes to $findings.
+  "$build/test/fuzz/oflow-fuzz-$h" "$work" "$corpus" "$seeds/$h" \
+      -max_total_time=$((minutes * 60)) -max_len="$maxlen" -rss_limit_mb=2048 \
+      -timeout=10 -artifact_prefix="$findings/" -print_final_stats=1 \
+      >"$log" 2>&1 || echo "$h: stopped on a finding (see $findings, $log)"
+  # Keep: only what adds coverage to the committed corpus.
+  "$build/test/fuzz/oflow-fuzz-$h" -merge=1 "$corpus" "$work" "$seeds/$h" -max_len="$maxlen" \
+      -rss_limit_mb=2048 -timeout=10 >/dev/null 2>&1 || true
+  stats=$(grep -E "^#[0-9]+.*(DONE|pulse|NEW|REDUCE)" "$log" | tail -1 || true)
+  execs=$(grep -E "stat::number_of_executed_units" "$log" | awk '{print $2}' | tail -1 || true)
+  speed=$(grep -E "stat::average_exec_per_sec" "$log" | awk '{print $2}' | tail -1 || true)
+  echo "$(date -u +%F) $h minutes=$minutes execs=${execs:-?} exec_per_s=${speed:-?} corpus=$(ls "$corpus" | wc -l) findings=$(ls "$findings" | wc -l) last: $stats" \
+    | tee -a "$build/fuzz-log.txt"
+done
