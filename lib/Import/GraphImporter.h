@@ -51,6 +51,28 @@ struct IntTensor {
 
 class GraphImporter;
 
+/// What NodeContext::create returns: the op, or null when the node's
+/// operands were invalid. As a Value it is the op's only result, or a null
+/// Value (a null op converted through the op's own result accessor would
+/// read through a null pointer: found by the importer's fuzzer).
+template <typename OpT>
+class Created {
+public:
+  Created(OpT op) : op(op) {}
+  operator OpT() const { return op; }
+  operator mlir::Operation *() const {
+    return op ? op.getOperation() : nullptr;
+  }
+  operator mlir::Value() const {
+    return op ? mlir::Value(op->getResult(0)) : mlir::Value();
+  }
+  explicit operator bool() const { return static_cast<bool>(op); }
+  OpT operator->() const { return op; }
+
+private:
+  mutable OpT op; // OpState accessors are not const
+};
+
 /// What a node converter sees: the node, its operands, attributes, and the
 /// way to define its outputs.
 class NodeContext {
@@ -98,14 +120,14 @@ public:
   /// Builds an oflow op with inferred types; on invalid operands records the
   /// inference's message against this node and returns null.
   template <typename OpT>
-  OpT create(mlir::ValueRange operands,
-             llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
+  Created<OpT> create(mlir::ValueRange operands,
+                      llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
     OpT op = mlir::oflow::tryCreate<OpT>(builder(), loc_, operands, attrs);
     // Operand type constraints (e.g. float-only ops) are checked now, so the
     // message is attributed to this node.
     if (op && mlir::failed(mlir::verify(op, /*verifyRecursively=*/false))) {
       op->erase();
-      return {};
+      return OpT();
     }
     return op;
   }

@@ -454,6 +454,13 @@ LogicalResult convertConv(Ctx &c) {
 /// + dilation (kH - 1) + 1 - output_shape, split evenly with the odd one at
 /// the end (SAME_UPPER: at the start); a negative end pad is more
 /// output_padding (rows no input reaches).
+std::string shapeText(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
 LogicalResult convertConvTranspose(Ctx &c) {
   RankedTensorType in = c.inputType(0), w = c.inputType(1);
   if (in.getRank() != 4)
@@ -484,6 +491,11 @@ LogicalResult convertConvTranspose(Ctx &c) {
       outPad.size() != 2)
     return c.unsupported("ConvTranspose expects 2 strides, dilations and "
                          "output_padding values and 4 pads");
+  if (w.getRank() != 4 || group < 1 || w.getDimSize(0) != in.getDimSize(1))
+    return c.unsupported("ConvTranspose's weight " + shapeText(w.getShape()) +
+                         " does not fit its input " + shapeText(in.getShape()) +
+                         " (expected [C_in, C_out / group, kH, kW] with C_in = " +
+                         Twine(in.getDimSize(1)) + ")");
   for (int d = 0; d < 2; ++d) {
     if (outPad[d] < 0 || outPad[d] >= std::max(strides[d], dilations[d]))
       return c.unsupported("ConvTranspose's output_padding must be below the "
