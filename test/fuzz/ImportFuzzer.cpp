@@ -8,6 +8,7 @@
 // or a sanitizer report is a finding.
 //
 //===----------------------------------------------------------------------===//
+#include "FuzzWorkDir.h"
 #include "oflow/Driver/Driver.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -22,16 +23,9 @@
 
 namespace {
 
-/// A folder of this process's own, so parallel fuzzers never share a file
-/// (and a model's external data can only name what is in it).
 const std::string &modelPath() {
-  static const std::string path = [] {
-    const char *tmp = std::getenv("TMPDIR");
-    std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") +
-                      "/oflow-fuzz-" + std::to_string(::getpid());
-    ::mkdir(dir.c_str(), 0700);
-    return dir + "/model" OFLOW_FUZZ_EXTENSION;
-  }();
+  static const std::string path =
+      fuzzWorkDir() + "/model" OFLOW_FUZZ_EXTENSION;
   return path;
 }
 

@@ -14,6 +14,7 @@
 // OFLOW_FUZZ_VERBOSE=1 prints each input's error (to see what seeds reach).
 //
 //===----------------------------------------------------------------------===//
+#include "FuzzWorkDir.h"
 #include "oflow_rt/Checkpoint.h"
 #include "oflow_rt/Error.h"
 #include "oflow_rt/Manifest.h"
@@ -38,16 +39,7 @@
 
 namespace {
 
-const std::string &workDir() {
-  static const std::string dir = [] {
-    const char *tmp = std::getenv("TMPDIR");
-    std::string d = std::string(tmp && *tmp ? tmp : "/tmp") +
-                    "/oflow-fuzz-rt-" + std::to_string(::getpid());
-    ::mkdir(d.c_str(), 0700);
-    return d;
-  }();
-  return dir;
-}
+const std::string &workDir() { return fuzzWorkDir(); }
 
 void writeFile(const std::string &path, const std::string &bytes) {
   FILE *f = std::fopen(path.c_str(), "wb");
