@@ -372,6 +372,37 @@ def r_matmul(g):
         g.add(g.node("MatMul", [v, w])[0])
 
 
+def r_einsum(g):
+    # Contractions as models write them: a matrix product over the last axis
+    # with a weight, batched attention-style products of two values, a
+    # transpose-and-sum of one operand, and a diagonal of a square weight.
+    v = g.pick(rank_ge(1))
+    s = g.shape(v)
+    letters = "abcdefgh"[:len(s)]
+    r = g.rng.random()
+    if len(s) >= 3 and r < 0.35:
+        # [..., M, K] x [..., N, K] -> [..., M, N] (q k^T), the other operand
+        # a value of the pool when one fits, else a weight.
+        cands = [u for u in g.pool if g.shape(u) == s]
+        w = cands[int(g.rng.integers(len(cands)))] if cands else g.weight(tuple(s))
+        lead = letters[:-2]
+        eq = f"{lead}mk,{lead}nk->{lead}mn"
+        g.add(g.node("Einsum", [v, w], equation=eq)[0])
+    elif r < 0.65:
+        n = int(g.rng.integers(1, 7))
+        w = g.weight((s[-1], n))
+        eq = f"{letters},{letters[-1]}z->{letters[:-1]}z"
+        g.add(g.node("Einsum", [v, w], equation=eq)[0])
+    elif len(s) >= 2 and r < 0.85:
+        keep = letters[::-1][:-1]  # reversed, the first axis summed
+        g.add(g.node("Einsum", [v], equation=f"{letters}->{keep}")[0])
+    else:
+        n = s[-1]
+        w = g.weight((n, n))
+        eq = f"{letters},zz->{letters}z" if len(s) < 4 else f"{letters},{letters[-1]}{letters[-1]}->{letters}"
+        g.add(g.node("Einsum", [v, w], equation=eq)[0])
+
+
 def r_gemm(g):
     v = g.pick(lambda s: len(s) == 2)
     M, K = g.shape(v)
@@ -987,7 +1018,7 @@ OPS = {
     "Mean": (1, variadic("Mean")), "Equal": (0.5, where("Equal")), "Less": (0.5, where("Less")),
     "LessOrEqual": (0.5, where("LessOrEqual")), "Greater": (0.5, where("Greater")),
     "GreaterOrEqual": (0.5, where("GreaterOrEqual")), "Where": (1, where()),
-    "Cast": (1, r_cast), "Dropout": (0.5, r_dropout), "MatMul": (3, r_matmul),
+    "Cast": (1, r_cast), "Dropout": (0.5, r_dropout), "MatMul": (3, r_matmul), "Einsum": (0.7, r_einsum),
     "Gemm": (2, r_gemm), "ReduceSum": (1, reduce("ReduceSum")),
     "ReduceMean": (1, reduce("ReduceMean")), "ReduceMax": (1, reduce("ReduceMax")),
     "Softmax": (1, softmax("Softmax")), "LogSoftmax": (1, softmax("LogSoftmax")),
@@ -1157,6 +1188,9 @@ def validate(part):
         if vi.name in env and vi.type.tensor_type.HasField("shape"):
             dims = [d.dim_value if d.HasField("dim_value") else -1
                     for d in vi.type.tensor_type.shape.dim]
-            if dims != list(env[vi.name].shape):
+            # Unknown dims (-1) only where ONNX cannot say (its Einsum
+            # inference gives the rank alone).
+            real = list(env[vi.name].shape)
+            if len(dims) != len(real) or any(d not in (-1, r) for d, r in zip(dims, real)):
                 return False
     return True

@@ -202,6 +202,9 @@ def evaluate_node(node, ins, dt):
         return [x] + ([torch.ones_like(x, dtype=torch.bool)] if len(node.output) > 1 else [])
     if op == "MatMul":
         return [torch.matmul(ins[0], ins[1])]
+    if op == "Einsum":
+        eq = a["equation"]
+        return [torch.einsum(eq.decode() if isinstance(eq, bytes) else eq, *ins)]
     if op == "Gemm":
         A = ins[0].t() if a.get("transA", 0) else ins[0]
         B = ins[1].t() if a.get("transB", 0) else ins[1]
@@ -417,7 +420,7 @@ EXACT = {"Identity", "Abs", "Neg", "Relu", "Max", "Min", "Where", "Clip", "Resha
 
 # Sums: a rounding error scales with the magnitude of the terms, which the
 # op evaluated on its inputs' absolute values gives.
-SUMS = {"Add", "Sum", "Mean", "MatMul", "Gemm", "Conv", "ConvTranspose", "Resize", "ReduceSum", "ReduceMean",
+SUMS = {"Add", "Sum", "Mean", "MatMul", "Einsum", "Gemm", "Conv", "ConvTranspose", "Resize", "ReduceSum", "ReduceMean",
         "GlobalAveragePool", "AveragePool"}
 
 
