@@ -1,4 +1,5 @@
 //===- Distributed.cpp - the ranks of a mesh program and abi.h's collectives ===//
+#include "CollectiveWatchdog.h"
 #include "MpiWorld.h"
 #include "oflow_rt/Error.h"
 #include "oflow_rt/abi.h"
@@ -15,6 +16,7 @@ namespace oflow_rt {
 namespace {
 struct World {
   bool mpi = false;
+  bool threads = false; // MPI_THREAD_MULTIPLE
   int64_t rank = 0, size = 1;
   std::vector<int64_t> mesh, coords;
   std::vector<MPI_Comm> axisComms; // one per mesh axis
@@ -88,6 +90,8 @@ bool useMpi(int64_t axis, const char *what) {
 
 MPI_Comm axisComm(int64_t axis) { return gWorld.axisComms.at(axis); }
 
+bool mpiThreadsOk() { return gWorld.mpi && gWorld.threads; }
+
 LocalRank localRank() {
   LocalRank r;
   const char *rank = envOf("OMPI_COMM_WORLD_LOCAL_RANK");
@@ -139,8 +143,13 @@ void startDistributed(const Manifest &m, const std::string &exe, bool noMpi) {
     throw Error(need + "was not started by mpirun" + hint);
   if (size && std::atoll(size) != m.meshSize())
     throw Error(need + "runs on " + size + " ranks" + hint);
-  check(MPI_Init(nullptr, nullptr), "MPI_Init");
+  // The collective watchdog's thread calls MPI (heartbeats, MPI_Abort);
+  // without MPI_THREAD_MULTIPLE it still times collectives, without them.
+  int provided = MPI_THREAD_SINGLE;
+  check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided),
+        "MPI_Init_thread");
   gWorld.mpi = true;
+  gWorld.threads = provided == MPI_THREAD_MULTIPLE;
   int rank = 0, n = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
@@ -165,6 +174,7 @@ void startDistributed(const Manifest &m, const std::string &exe, bool noMpi) {
 void finishDistributed() {
   if (!gWorld.mpi)
     return;
+  stopWatchdog();
   for (MPI_Comm &c : gWorld.axisComms)
     MPI_Comm_free(&c);
   MPI_Finalize();

@@ -33,6 +33,9 @@ int64_t axisSize(int64_t axis, const char *what);
 bool useMpi(int64_t axis, const char *what);
 /// The communicator of mesh axis `axis` (MPI running).
 MPI_Comm axisComm(int64_t axis);
+/// Whether MPI runs in MPI_THREAD_MULTIPLE, so the watchdog's thread may
+/// call it (heartbeats, MPI_Abort).
+bool mpiThreadsOk();
 
 /// Marks the collective `what` on mesh axis `axis` (-1: all ranks) as in
 /// progress while alive, for the --collective-timeout watchdog.

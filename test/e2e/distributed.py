@@ -328,6 +328,53 @@ def group_resume(h, model):
               f"{len(resumed)} steps, worst relative difference {worst:.2e}")
 
 
+def rank_of(pid):
+    """The MPI rank of a process mpirun started (from its environment)."""
+    try:
+        env = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+    except OSError:
+        return None
+    for kv in env:
+        if kv.startswith(b"OMPI_COMM_WORLD_RANK="):
+            return int(kv.split(b"=", 1)[1])
+    return None
+
+
+def stuck_drill(h, exe, env, data, victim):
+    """SIGSTOP to rank `victim` of a 4-rank job run with --collective-timeout 5."""
+    job = start_long_job(exe, env, ["--collective-timeout", "5"] + data,
+                         os.path.join(h.work, f"stuck-{victim}.jsonl"))
+    pids = subprocess.run(["pgrep", "-P", str(job.pid)], capture_output=True,
+                          text=True).stdout.split()
+    ranks = {rank_of(p): p for p in pids}
+    if victim in ranks:
+        os.kill(int(ranks[victim]), signal.SIGSTOP)
+    t = time.time()
+    try:
+        err = job.communicate(timeout=90)[1]
+    except subprocess.TimeoutExpired:
+        job.kill()
+        subprocess.run(["pkill", "-KILL", "-f", exe])
+        err = job.communicate()[1]
+    waited = time.time() - t
+    for pid in pids:  # whatever mpirun left behind, the stopped rank included
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    # Rank 0 reports when it is alive; otherwise a rank that waited.
+    reporter = r"0" if victim != 0 else r"[123]"
+    m = re.search(r"error: rank " + reporter + r": .* (on mesh axis \d+|over all ranks) in step "
+                  r"\d+ has waited 5 s for the other ranks \(--collective-timeout\): "
+                  r"rank " + str(victim) + r" has sent no heartbeat for [\d.]+ s "
+                  r"\(stopped, or its node hangs\)(; [^\n]*)?; ending the job", err)
+    check(sorted(ranks) == [0, 1, 2, 3] and m is not None and job.returncode != 0 and
+          waited < 60,
+          f"rank {victim} stopped: --collective-timeout 5 ends the job in {waited:.1f} s "
+          f"naming the collective, axis and step, and rank {victim} as silent "
+          f"({m.group(0) if m else [l for l in err.splitlines() if 'error' in l]})")
+
+
 def start_long_job(exe, env, args, log):
     """A 4-rank job of (nearly) endless steps, returned once it has logged 20
     (or failed, or two minutes passed)."""
@@ -414,32 +461,12 @@ def group_faults(h, model):
           "repeat the straight run's losses bit for bit")
 
     # One rank stuck (SIGSTOP): MPI waits forever; --collective-timeout ends
-    # the job with oflow's message naming the collective, axis and step.
+    # the job with oflow's message naming the collective, axis and step, and
+    # the stopped rank, which sent no heartbeat: rank 0 names another rank;
+    # when rank 0 itself stops, the rank that times out names it.
     env.pop("OFLOW_TEST_SAVE_PAUSE")
-    job = start_long_job(exe, env, ["--collective-timeout", "5"] + data,
-                         os.path.join(h.work, "stuck.jsonl"))
-    ranks = subprocess.run(["pgrep", "-P", str(job.pid)], capture_output=True,
-                           text=True).stdout.split()
-    if ranks:
-        os.kill(int(ranks[-1]), signal.SIGSTOP)
-    t = time.time()
-    try:
-        err = job.communicate(timeout=90)[1]
-    except subprocess.TimeoutExpired:
-        job.kill()
-        subprocess.run(["pkill", "-KILL", "-f", exe])
-        err = job.communicate()[1]
-    waited = time.time() - t
-    for pid in ranks:  # whatever mpirun left behind, the stopped rank included
-        try:
-            os.kill(int(pid), signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    m = re.search(r"error: rank \d+: .* (on mesh axis \d+|over all ranks) in step \d+ has waited "
-                  r"5 s for the other ranks \(--collective-timeout\)", err)
-    check(len(ranks) == 4 and m is not None and job.returncode != 0 and waited < 60,
-          f"one rank stopped: --collective-timeout 5 ends the job in {waited:.1f} s naming the "
-          f"collective, axis and step ({m.group(0) if m else err.strip().splitlines()[-3:]})")
+    for victim in (3, 0):
+        stuck_drill(h, exe, env, data, victim)
 
     # SIGTERM to mpirun (a scheduler's preemption): mpirun passes it to the
     # ranks, which agree on the step to stop at, save there and exit 143

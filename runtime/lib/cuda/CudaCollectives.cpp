@@ -12,6 +12,7 @@
 #include "../CommLayout.h"
 #include "../GraphReplay.h"
 #include "../MpiWorld.h"
+#include "../CollectiveWatchdog.h"
 #include "CudaContext.h"
 #include "Profile.h"
 #include "oflow_rt/abi.h"
@@ -86,6 +87,22 @@ void runCopies(Context &ctx, const std::vector<Copy2D> &copies,
     }
   }
 }
+/// Marks an NCCL call for --collective-timeout while it is enqueued.
+class Enqueued {
+public:
+  Enqueued(Context &ctx, const char *what, int64_t axis) : ctx(ctx) {
+    if (ctx.collectives)
+      ctx.collectives->begin(what, axis);
+  }
+  ~Enqueued() {
+    if (ctx.collectives)
+      ctx.collectives->end();
+  }
+
+private:
+  Context &ctx;
+};
+
 /// Why an entry with collectives runs without a CUDA graph (GraphReplay.h).
 constexpr const char *kCollectiveNote =
     "a collective (graphs of the work between collectives are not built yet)";
@@ -108,6 +125,7 @@ extern "C" void oflow_rt_all_reduce(int64_t dtype, int64_t op, const void *in,
   }
   if (count <= 0)
     return;
+  Enqueued watched(ctx, "all_reduce", mesh_axis);
   check(ncclAllReduce(in, out, count, t, o, comm, ctx.stream), "ncclAllReduce");
 }
 
@@ -127,6 +145,7 @@ extern "C" void oflow_rt_all_gather(int64_t dtype, const void *in, void *out,
   }
   if (outer * chunk <= 0)
     return;
+  Enqueued watched(ctx, "all_gather", mesh_axis);
   if (outer == 1) { // NCCL's [member][chunk] is out's layout
     check(ncclAllGather(in, out, chunk, t, comm, ctx.stream), "ncclAllGather");
     return;
@@ -163,6 +182,7 @@ extern "C" void oflow_rt_reduce_scatter(int64_t dtype, int64_t op,
               "cudaMemcpy2DAsync (reduce_scatter pack)");
     send = tmp;
   }
+  Enqueued watched(ctx, "reduce_scatter", mesh_axis);
   check(ncclReduceScatter(send, out, outer * chunk, t, o, comm, ctx.stream),
         "ncclReduceScatter");
 }
@@ -198,6 +218,7 @@ extern "C" void oflow_rt_all_to_all(int64_t dtype, const void *in, void *out,
   uint8_t *recv = send + bytes;
   runCopies(ctx, allToAllPack(d, s, n, elem), in, send,
             "cudaMemcpy2DAsync (all_to_all pack)");
+  Enqueued watched(ctx, "all_to_all", mesh_axis);
   check(ncclGroupStart(), "ncclGroupStart");
   for (int64_t p = 0; p < n; ++p) {
     check(ncclSend(send + p * chunk * elem, chunk, t, static_cast<int>(p), comm,

@@ -21,6 +21,9 @@
 
 namespace oflow_rt {
 class GraphBackend;
+namespace detail {
+class StreamCollectives;
+}
 }
 
 namespace oflow_rt::cuda {
@@ -35,6 +38,9 @@ struct Context {
   size_t workspaceBytes = 0;
   bool allowTf32 = false;
   std::vector<ncclComm_t> axisComms; // null where the axis has size 1
+  // The NCCL collectives on the stream, for --collective-timeout (null
+  // without communicators).
+  detail::StreamCollectives *collectives = nullptr;
   // Device scratch for packing collectives' layouts; grows, never shrinks.
   void *scratch = nullptr;
   size_t scratchBytes = 0;

@@ -14,6 +14,7 @@
 #include "../GraphReplay.h"
 #include "../MpiWorld.h"
 #include "CudaContext.h"
+#include "NcclWatch.h"
 #include "Profile.h"
 #include "oflow_rt/Device.h"
 #include "oflow_rt/Error.h"
@@ -176,6 +177,9 @@ private:
             const char *what);
 
   Context ctx;
+  // --collective-timeout's view of the NCCL collectives (NcclWatch.h).
+  std::unique_ptr<NcclMarks> ncclMarks;
+  std::unique_ptr<detail::StreamCollectives> ncclCollectives;
   const Manifest *manifest = nullptr;
   AlignedBuffer *hostState = nullptr, *hostIo = nullptr;
   oflow_buffer state{}, io{}, arena{};
@@ -265,6 +269,10 @@ void CudaDevice::startNccl(const Manifest &m) {
                   ") failed: " + ncclGetErrorString(r) + " (" +
                   ncclGetLastError(nullptr) + ")");
   }
+  ncclMarks = std::make_unique<NcclMarks>(ctx.stream, ctx.axisComms);
+  ncclCollectives = std::make_unique<detail::StreamCollectives>(*ncclMarks);
+  ctx.collectives = ncclCollectives.get();
+  detail::watchStream(ctx.collectives);
 }
 
 void CudaDevice::start(const Manifest &m, AlignedBuffer &s, AlignedBuffer &i) {
@@ -304,6 +312,12 @@ void CudaDevice::start(const Manifest &m, AlignedBuffer &s, AlignedBuffer &i) {
 CudaDevice::~CudaDevice() {
   if (contextIfStarted() != &ctx)
     return; // never started (--help) or failed before the context existed
+  if (ctx.collectives) { // the watchdog lets go before the events and comms go
+    detail::watchStream(nullptr);
+    ctx.collectives = nullptr;
+    ncclCollectives.reset();
+    ncclMarks.reset();
+  }
   if (std::uncaught_exceptions() > 0) {
     // An error is on its way to main(): no waiting on peers or the GPU.
     for (ncclComm_t c : ctx.axisComms)
