@@ -468,6 +468,29 @@ def group_faults(h, model):
     for victim in (3, 0):
         stuck_drill(h, exe, env, data, victim)
 
+    # One rank killed in the middle of the steps: mpirun notices the rank
+    # gone and ends the job (no watchdog needed); nobody hangs.
+    job = start_long_job(exe, env, data, os.path.join(h.work, "killed.jsonl"))
+    pids = subprocess.run(["pgrep", "-P", str(job.pid)], capture_output=True,
+                          text=True).stdout.split()
+    ranks = {rank_of(p): p for p in pids}
+    if 2 in ranks:
+        os.kill(int(ranks[2]), signal.SIGKILL)
+    t = time.time()
+    try:
+        err = job.communicate(timeout=60)[1]
+    except subprocess.TimeoutExpired:
+        job.kill()
+        subprocess.run(["pkill", "-KILL", "-f", exe])
+        err = job.communicate()[1]
+    waited = time.time() - t
+    left = [p for p in pids if os.path.exists(f"/proc/{p}") and
+            open(f"/proc/{p}/stat").read().split()[2] != "Z"]
+    check(2 in ranks and job.returncode != 0 and waited < 30 and not left and
+          re.search(r"rank 2 with PID \d+ .*(signal 9|Killed)", err, re.S),
+          f"rank 2 killed mid-step: the job ends in {waited:.1f} s, every rank gone "
+          f"({[l for l in err.splitlines() if 'rank 2' in l][:1]})")
+
     # SIGTERM to mpirun (a scheduler's preemption): mpirun passes it to the
     # ranks, which agree on the step to stop at, save there and exit 143
     # (mpirun itself exits 1). mpirun stays in the test's session: started
