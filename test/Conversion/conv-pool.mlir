@@ -60,12 +60,15 @@ func.func @conv_backward_filter(%dy: tensor<2x8x4x4xf64>, %x: tensor<2x3x8x8xf64
 // -----
 
 // ceil_mode: one more window, covered by -inf padding at the end.
+// The window loops run (n, c, kh, kw, y, x), as in the gradient below.
+// CHECK-DAG: #[[WMAP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2, d5 * 2 + d3)>
 // CHECK-LABEL: func.func @max_pool_ceil
 // CHECK: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK: %[[XP:.*]] = tensor.pad %arg0 low[0, 0, 0, 0] high[0, 0, 1, 1]
 // CHECK: tensor.yield %[[NEGINF]]
 // CHECK: %[[WIN:.*]] = tensor.empty() : tensor<2x2xf32>
-// CHECK: linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[XP]], %[[WIN]] : tensor<1x2x6x6xf32>, tensor<2x2xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[WMAP]], #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]} ins(%[[XP]], %[[WIN]] : tensor<1x2x6x6xf32>, tensor<2x2xf32>)
+// CHECK: arith.maximumf
 func.func @max_pool_ceil(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
   %0 = oflow.max_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, ceil_mode} : (tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32>
   return %0 : tensor<1x2x3x3xf32>
@@ -87,24 +90,48 @@ func.func @avg_pool(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
 
 // -----
 
-// Max-pool gradient: the arg-max of each window (two results), then each
-// input element gathers the gradients of the windows that chose it. Both
-// loop nests run (n, c, kh, kw, y, x): the window dims outside the spatial
-// ones, so no select chain is carried from one iteration to the next.
+// Max-pool gradient: the arg-max of each window (two results, positions in
+// i32), then each input element gathers the gradients of the windows that
+// chose it, visiting only the windows that can read it (here 1 x 1: the
+// windows do not overlap). Both loop nests run (n, c, window dims, y, x):
+// the window dims outside the spatial ones, so no select chain is carried
+// from one iteration to the next.
 // CHECK-DAG: #[[WIN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2, d5 * 2 + d3)>
 // CHECK-DAG: #[[KER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d2, d3)>
 // CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>
 // CHECK-LABEL: func.func @max_pool_backward
 // CHECK: %[[ARG:.*]]:2 = linalg.generic {indexing_maps = [#[[WIN]], #[[KER]], #[[OUT]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]
-// CHECK-SAME: outs(%{{.*}}, %{{.*}} : tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>)
+// CHECK-SAME: outs(%{{.*}}, %{{.*}} : tensor<1x2x2x2xf32>, tensor<1x2x2x2xi32>)
 // CHECK: arith.cmpf ogt
 // CHECK: arith.cmpf oeq
-// CHECK: } -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>)
-// CHECK: linalg.generic {indexing_maps = [#[[KER]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]
+// CHECK: } -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi32>)
+// CHECK: %[[CAND:.*]] = tensor.empty() : tensor<1x1xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[KER]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]} ins(%[[CAND]] : tensor<1x1xf32>)
 // CHECK: tensor.extract %arg0
 // CHECK: tensor.extract %[[ARG]]#1
-// CHECK-SAME: tensor<1x2x2x2xi64>
+// CHECK-SAME: tensor<1x2x2x2xi32>
 func.func @max_pool_backward(%dy: tensor<1x2x2x2xf32>, %x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %0 = oflow.max_pool2d_backward %dy, %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x2x2x2xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   return %0 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// ResNet's stem pool (3x3, stride 2, pad 1): an input element lies in at
+// most 2 x 2 windows. Candidate j along a dim is window (y + 1) / 2 - j,
+// offset (y + 1) - 2 * that, valid from 0 to 2.
+// CHECK-LABEL: func.func @max_pool_backward_overlapping
+// CHECK: %[[CAND:.*]] = tensor.empty() : tensor<2x2xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[CAND]] : tensor<2x2xf32>) outs(%{{.*}} : tensor<1x1x6x6xf32>)
+// CHECK: %[[Y:.*]] = linalg.index 4 : index
+// CHECK: %[[J:.*]] = linalg.index 2 : index
+// CHECK: %[[P:.*]] = arith.addi %[[Y]], %c1 : index
+// CHECK: %[[Q:.*]] = arith.divui %[[P]], %c2 : index
+// CHECK: %[[O:.*]] = arith.subi %[[Q]], %[[J]] : index
+// CHECK: %[[S:.*]] = arith.muli %[[O]], %c2 : index
+// CHECK: %[[OFF:.*]] = arith.subi %[[P]], %[[S]] : index
+// CHECK: arith.cmpi sle, %[[OFF]], %c2{{.*}} : index
+func.func @max_pool_backward_overlapping(%dy: tensor<1x1x3x3xf32>, %x: tensor<1x1x6x6xf32>) -> tensor<1x1x6x6xf32> {
+  %0 = oflow.max_pool2d_backward %dy, %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x1x3x3xf32>, tensor<1x1x6x6xf32>) -> tensor<1x1x6x6xf32>
+  return %0 : tensor<1x1x6x6xf32>
 }
