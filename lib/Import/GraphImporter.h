@@ -122,6 +122,14 @@ public:
   template <typename OpT>
   Created<OpT> create(mlir::ValueRange operands,
                       llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
+    // An omitted optional input (an empty name) where the op needs one.
+    for (auto [i, v] : llvm::enumerate(operands))
+      if (!v) {
+        (void)unsupported("operand " + llvm::Twine(i) + " of " +
+                          OpT::getOperationName() +
+                          " would be an omitted (empty-named) input, which it needs");
+        return OpT();
+      }
     OpT op = mlir::oflow::tryCreate<OpT>(builder(), loc_, operands, attrs);
     // Operand type constraints (e.g. float-only ops) are checked now, so the
     // message is attributed to this node.
