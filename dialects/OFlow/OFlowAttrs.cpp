@@ -12,7 +12,12 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::oflow;
@@ -378,4 +383,106 @@ SmallVector<int64_t> NdSbpAttr::getLocalShape(MeshAttr mesh,
     if (sbp.isSplit())
       local[sbp.getAxis()] /= mesh.getShape()[meshAxis];
   return local;
+}
+
+//===----------------------------------------------------------------------===//
+// InitAttr
+//===----------------------------------------------------------------------===//
+
+int InitAttr::getNumArgs(StringRef kind) {
+  return llvm::StringSwitch<int>(kind)
+      .Cases({"zeros", "ones"}, 0)
+      .Case("constant", 1)
+      .Cases({"normal", "uniform", "truncated_normal"}, 2)
+      .Default(-1);
+}
+
+/// 0.02, not 2.000000e-02.
+static std::string shortText(double v) {
+  char text[40];
+  for (int digits = 6; digits < 18; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, v);
+    if (std::strtod(text, nullptr) == v)
+      break;
+  }
+  return text;
+}
+
+LogicalResult InitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               StringRef kind, APFloat aValue, APFloat bValue,
+                               uint64_t seed, Type type) {
+  double a = aValue.convertToDouble(), b = bValue.convertToDouble();
+  if (getNumArgs(kind) < 0)
+    return emitError() << "unknown initializer '" << kind
+                       << "' (zeros, ones, constant, normal, uniform, "
+                          "truncated_normal)";
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape() ||
+      !(tensor.getElementType().isF32() || tensor.getElementType().isF64()))
+    return emitError() << "an initializer needs a static tensor type of f32 or f64, got "
+                       << type;
+  if ((kind == "normal" || kind == "truncated_normal") && !(b > 0))
+    return emitError() << kind << "(" << shortText(a) << ", " << shortText(b)
+                       << "): the standard deviation must be positive";
+  if (kind == "uniform" && !(a < b))
+    return emitError() << "uniform(" << shortText(a) << ", " << shortText(b)
+                       << "): low must be below high";
+  if (!std::isfinite(a) || !std::isfinite(b))
+    return emitError() << kind << ": arguments must be finite";
+  if (seed > 0xffffffffu)
+    return emitError() << "seed " << seed << " does not fit 32 bits";
+  return success();
+}
+
+Attribute InitAttr::parse(AsmParser &parser, Type type) {
+  std::string kind;
+  double args[2] = {0, 0};
+  uint64_t seed = 0;
+  if (parser.parseLess() || parser.parseKeywordOrString(&kind))
+    return {};
+  int n = getNumArgs(kind);
+  if (n > 0) {
+    if (parser.parseLParen())
+      return {};
+    for (int i = 0; i < n; ++i)
+      if ((i && parser.parseComma()) || parser.parseFloat(args[i]))
+        return {};
+    if (parser.parseRParen())
+      return {};
+  }
+  if (succeeded(parser.parseOptionalComma()))
+    if (parser.parseKeyword("seed") || parser.parseEqual() || parser.parseInteger(seed))
+      return {};
+  if (parser.parseGreater())
+    return {};
+  if (!type) {
+    parser.emitError(parser.getNameLoc(), "#oflow.init needs its tensor type: "
+                                          "#oflow.init<...> : tensor<...>");
+    return {};
+  }
+  return getChecked([&] { return parser.emitError(parser.getNameLoc()); },
+                    parser.getContext(), kind, APFloat(args[0]), APFloat(args[1]),
+                    seed, type);
+}
+
+void InitAttr::print(AsmPrinter &printer) const {
+  printer << "<" << getKind();
+  int n = getNumArgs(getKind());
+  if (n > 0) {
+    printer << "(";
+    printer.printFloat(getA());
+    if (n > 1) {
+      printer << ", ";
+      printer.printFloat(getB());
+    }
+    printer << ")";
+  }
+  if (getSeed())
+    printer << ", seed = " << getSeed();
+  printer << ">";
+}
+
+std::string InitAttr::manifestText() const {
+  return getKind().str() + ":" + shortText(getA().convertToDouble()) + ":" +
+         shortText(getB().convertToDouble()) + ":" + std::to_string(getSeed());
 }

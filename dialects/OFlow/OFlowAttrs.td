@@ -3,6 +3,7 @@
 #define OFLOW_ATTRS_TD
 
 include "OFlow/OFlowBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
 
 class OFlow_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<OFlow_Dialect, name, traits> {
@@ -106,6 +107,44 @@ def OFlow_NdSbpAttr : OFlow_Attr<"NdSbp", "nd_sbp"> {
                                                ::llvm::ArrayRef<int64_t> shape) const;
     /// `[S(0), B]`.
     std::string str() const;
+  }];
+}
+
+def OFlow_InitAttr : OFlow_Attr<"Init", "init", [TypedAttrInterface]> {
+  let summary = "an initializer recipe: a weight drawn at start, not stored";
+  let description = [{
+    Replaces a weight's data (a 7B model's ONNX file is 28 GB; training
+    from scratch needs none of it). The executable draws the values when it
+    starts, each rank its own piece: element i (the global row-major index)
+    of the variable named N comes from Philox4x32-10 with counter
+    (i mod 2^32, i div 2^32, attempt, 0) and key (seed, FNV-1a-32 of N), so
+    every mesh and plan starts from the same values as one device.
+
+    ```mlir
+    #oflow.init<zeros> : tensor<768xf32>
+    #oflow.init<ones> : tensor<768xf32>
+    #oflow.init<constant(0.5)> : tensor<768xf32>
+    #oflow.init<normal(0.0, 0.02), seed = 7> : tensor<768x2304xf32>
+    #oflow.init<uniform(-0.1, 0.1), seed = 7> : tensor<64x32xf32>
+    #oflow.init<truncated_normal(0.0, 0.02), seed = 7> : tensor<64x32xf32>
+    ```
+
+    normal: Box-Muller on words 0-3 (two 53-bit uniforms); uniform: word
+    pair 0-1 as a 53-bit fraction of [low, high); truncated_normal: normal
+    draws, attempt 0, 1, ... until within mean +- 2 std. Computed in f64,
+    rounded once to the element type (f32 or f64).
+  }];
+  let parameters = (ins StringRefParameter<"the recipe">:$kind,
+                        APFloatParameter<"first argument">:$a,
+                        APFloatParameter<"second argument">:$b, "uint64_t":$seed,
+                        AttributeSelfTypeParameter<"">:$type);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// How many numbers the recipe `kind` takes (-1: not a recipe).
+    static int getNumArgs(::llvm::StringRef kind);
+    /// The manifest's form: `KIND:a:b:seed`.
+    std::string manifestText() const;
   }];
 }
 

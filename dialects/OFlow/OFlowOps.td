@@ -47,10 +47,19 @@ def OFlow_WeightOp : OFlow_InferOp<"weight", [OFlow_Sbp]> {
     ```mlir
     %w = oflow.weight "fc1.weight", dense_resource<fc1.weight> : tensor<64x32xf32>
     ```
+
+    Instead of data, a weight may carry an initializer recipe (native IR
+    for training from scratch: no weight file at all); the executable draws
+    its values when it starts (see `#oflow.init`).
+
+    ```mlir
+    %w = oflow.weight "h0.attn.weight", #oflow.init<normal(0.0, 0.02), seed = 1> : tensor<768x2304xf32>
+    ```
   }];
-  let arguments = (ins StrAttr:$name, ElementsAttr:$value);
+  let arguments = (ins StrAttr:$name, OptionalAttr<ElementsAttr>:$value,
+                       OptionalAttr<OFlow_InitAttr>:$init);
   let results = (outs OFlow_Tensor:$output);
-  let assemblyFormat = "$name `,` $value attr-dict";
+  let assemblyFormat = "$name `,` custom<WeightValue>($value, $init) attr-dict";
 }
 
 //===----------------------------------------------------------------------===//

@@ -112,7 +112,12 @@ OFLOW_INFER(WeightOp) {
   Failer<WeightOp> fail{loc};
   if (adaptor.getName().empty())
     return fail("needs a non-empty name");
-  auto type = dyn_cast<RankedTensorType>(adaptor.getValue().getType());
+  ElementsAttr value = adaptor.getValueAttr();
+  InitAttr init = adaptor.getInitAttr();
+  if (static_cast<bool>(value) == static_cast<bool>(init))
+    return fail("needs either a value or an initializer recipe (#oflow.init), not " +
+                std::string(value ? "both" : "neither"));
+  auto type = dyn_cast<RankedTensorType>(value ? value.getType() : init.getType());
   if (!type || !type.hasStaticShape())
     return fail("value must be a statically shaped tensor");
   types.push_back(type);

@@ -25,6 +25,19 @@ LogicalResult VariableOp::verify() {
       return emitOpError("initial value has type ")
              << init.getType() << ", but the variable is " << type;
   }
+  if (auto recipe = getInitializerAttr()) {
+    if (getInitialValueAttr())
+      return emitOpError("has both an initial value and an initializer recipe");
+    auto recipeType = cast<RankedTensorType>(recipe.getType());
+    bool ok = recipeType == type;
+    if (!ok && getSbpAttr() && isPartitioned(*this))
+      ok = recipeType.getElementType() == type.getElementType() &&
+           ArrayRef<int64_t>(getSbpAttr().getLocalShape(
+               getGoverningMesh(*this), recipeType.getShape())) == type.getShape();
+    if (!ok)
+      return emitOpError("initializer has type ")
+             << recipeType << ", but the variable is " << type;
+  }
   if (auto sbp = getSbpAttr()) {
     if (llvm::any_of(sbp.getEntries(), [](SbpAttr e) { return e.isPartial(); }))
       return emitOpError("a variable is stored whole or split, never partial: ")

@@ -28,7 +28,8 @@ def OFlow_VariableOp : OFlow_Op<"variable", [Symbol]> {
   let description = [{
     A module-level tensor that persists between calls of the program's entry
     functions: weights, buffers and optimizer state. `initial_value` is the
-    value before the first step (zeros when absent); `model_name` is the
+    value before the first step (zeros when absent, or drawn at start from
+    `initializer`, a weight's `#oflow.init` recipe); `model_name` is the
     ONNX initializer it came from (for export and checkpoints), and `of`
     names the parameter an optimizer slot belongs to.
 
@@ -39,6 +40,7 @@ def OFlow_VariableOp : OFlow_Op<"variable", [Symbol]> {
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, OFlow_VariableRole:$role,
                        TypeAttr:$type, OptionalAttr<ElementsAttr>:$initial_value,
+                       OptionalAttr<OFlow_InitAttr>:$initializer,
                        OptionalAttr<StrAttr>:$model_name,
                        OptionalAttr<FlatSymbolRefAttr>:$of,
                        OptionalAttr<OFlow_NdSbpAttr>:$sbp);

@@ -157,7 +157,7 @@ LogicalResult GraphImporter::importInitializers() {
       continue;
     }
     auto loc = NameLoc::get(StringAttr::get(ctx, init.name()), fileLoc());
-    values[init.name()] = WeightOp::create(builder, loc, init.name(), attr);
+    values[init.name()] = WeightOp::create(builder, loc, init.name(), attr, InitAttr());
     // Integer initializers also fold as shape inputs.
     std::string denseError;
     if (convertElementType(ctx, init.data_type()).isInteger()) {
@@ -413,7 +413,7 @@ std::optional<SmallVector<double>> constantFloats(Value v) {
     return out;
   }
   auto w = v.getDefiningOp<WeightOp>();
-  auto res = w ? dyn_cast<DenseResourceElementsAttr>(w.getValue())
+  auto res = w ? dyn_cast_or_null<DenseResourceElementsAttr>(w.getValueAttr())
                : DenseResourceElementsAttr();
   auto ft = res ? dyn_cast<FloatType>(res.getType().getElementType()) : FloatType();
   AsmResourceBlob *blob = ft ? res.getRawHandle().getBlob() : nullptr;

@@ -66,7 +66,8 @@ static LossScalerVariables createLossScalerVariables(ModuleOp module,
     // Optimizer state: checkpointed, never exported; 0-d, so never split.
     auto v = of::VariableOp::create(
         b, module.getLoc(), name, of::VariableRole::optimizer, type,
-        DenseElementsAttr::get(type, init), StringAttr::get(ctx, name),
+        DenseElementsAttr::get(type, init), /*initializer=*/nullptr,
+        StringAttr::get(ctx, name),
         firstParam, /*sbp=*/nullptr);
     symbols.insert(v, Block::iterator(anchor));
     return FlatSymbolRefAttr::get(v.getSymNameAttr());
@@ -409,7 +410,7 @@ LogicalResult BuildTrainStep::buildTrain(func::FuncOp fn, SymbolTable &symbols,
       auto state = of::VariableOp::create(
           detached, t.weight->variable.getLoc(), name,
           of::VariableRole::optimizer, t.weight->type,
-          /*initial_value=*/nullptr,
+          /*initial_value=*/nullptr, /*initializer=*/nullptr,
           StringAttr::get(ctx, t.weight->name + "." + slot.str()),
           update.param, /*sbp=*/nullptr);
       symbols.insert(state, Block::iterator(anchor));

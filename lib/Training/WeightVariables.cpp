@@ -24,7 +24,7 @@ FailureOr<SmallVector<Weight>> collectWeights(func::FuncOp fn,
     auto type = cast<RankedTensorType>(op.getType());
     auto [it, inserted] = index.try_emplace(op.getName(), weights.size());
     if (inserted) {
-      weights.push_back(Weight{op.getName().str(), type, op.getValue()});
+      weights.push_back(Weight{op.getName().str(), type, op.getValueAttr(), op.getInitAttr()});
     } else if (weights[it->second].type != type) {
       op.emitOpError("weight '")
           << op.getName() << "' appears with types "
@@ -51,7 +51,7 @@ void replaceWeightsWithVariables(
     // Locate the variable at its first weight op: the ONNX initializer.
     auto variable = of::VariableOp::create(
         detached, weight.ops.front().getLoc(), weight.name, roleOf(weight),
-        weight.type, weight.value, StringAttr::get(ctx, weight.name),
+        weight.type, weight.value, weight.init, StringAttr::get(ctx, weight.name),
         /*of=*/nullptr, /*sbp=*/nullptr);
     symbols.insert(variable, Block::iterator(anchor));
     weight.variable = variable;

@@ -23,6 +23,8 @@ struct Weight {
   std::string name;
   mlir::RankedTensorType type;
   mlir::ElementsAttr value;
+  /// Or the recipe the executable draws the values from (native IR).
+  mlir::oflow::InitAttr init;
   /// Some op of this name carries `oflow.trainable`.
   bool trainable = false;
   llvm::SmallVector<mlir::oflow::WeightOp> ops;

@@ -121,6 +121,18 @@ public:
       throw error("bad '" + w + "'");
     return r;
   }
+  /// The optional trailing `init=KIND:a:b:seed` token of a var.
+  std::optional<InitRecipe> recipe() {
+    if (done() || tokens[pos].rfind("init=", 0) != 0)
+      return std::nullopt;
+    std::string w = tokens[pos++];
+    auto r = parseInitRecipe(w.substr(5));
+    if (!r)
+      throw error("bad initializer recipe '" + w +
+                  "' (want init=KIND:a:b:seed, KIND one of zeros, ones, constant, "
+                  "normal, uniform, truncated_normal)");
+    return r;
+  }
   void end() {
     if (!done())
       throw error("unexpected '" + tokens[pos] + "'");
@@ -387,6 +399,11 @@ Manifest parseManifest(const std::string &text) {
       v.offset = r.integer("state offset", 0);
       v.initOffset = r.integer("init offset", -1);
       v.sbp = r.sbp();
+      v.recipe = r.recipe();
+      if (v.recipe && v.initOffset >= 0)
+        throw r.error("var '" + v.name + "' has both stored bytes and a recipe");
+      if (v.recipe && v.dtype != DType::F32 && v.dtype != DType::F64)
+        throw r.error("var '" + v.name + "': recipes draw f32 or f64 values only");
       if (!seen[0].insert(v.name).second)
         throw r.error("duplicate var '" + v.name + "'");
       pending.push_back({lineNo, v, "state"});

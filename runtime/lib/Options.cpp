@@ -121,6 +121,7 @@ TrainOptions parseTrainOptions(int argc, char **argv) {
     else if (a == "--resume") o.resumeDir = r.value(a);
     else if (a == "--export") o.exportPath = r.value(a);
     else if (a == "--dump-grads") o.dumpGradsDir = r.value(a);
+    else if (a == "--dump-weights") o.dumpWeightsDir = r.value(a);
     else if (a == "--weights") o.weights = r.value(a);
     else if (a == "--check-memory") { r.noValue(a); o.checkMemory = true; }
     else if (a == "--check-finite") { r.noValue(a); o.checkFinite = true; }
@@ -143,7 +144,8 @@ TrainOptions parseTrainOptions(int argc, char **argv) {
   if (o.evalEvery && o.evalData.empty())
     throw usageError("--eval-every needs --eval-data NAME=FILE ...");
   for (const std::string *p : {&o.logJson, &o.saveDir, &o.resumeDir,
-                               &o.exportPath, &o.dumpGradsDir, &o.weights})
+                               &o.exportPath, &o.dumpGradsDir, &o.dumpWeightsDir,
+                               &o.weights})
     if (p->rfind("--", 0) == 0)
       throw usageError("option value '" + *p + "' looks like an option");
   return o;
@@ -206,6 +208,8 @@ std::string trainHelp(const std::string &exe, const Manifest &m) {
       "  --weights FILE.onnx       initial weights from this model's initializers\n"
       "  --export OUT.onnx         write the model with the trained weights\n"
       "  --dump-grads DIR          first step's gradients as DIR/<param>.npy\n"
+      "  --dump-weights DIR        parameters and buffers before the first step\n"
+      "                            (initialized, resumed or loaded) as DIR/<name>.npy\n"
       "  --check-gradients[=TOL]   check the gradients against central differences\n"
       "                            of the loss on the first batch (float32\n"
       "                            programs, one device), print the worst tensors,\n"

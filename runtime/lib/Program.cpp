@@ -134,6 +134,11 @@ std::string Program::deviceJsonFields() {
 void Program::initState() {
   uint64_t initSize = &oflow_state_init_size ? oflow_state_init_size : 0;
   for (const VarRecord &v : manifest.vars) {
+    if (v.recipe) { // drawn here, this rank's piece only
+      fillInitial(*v.recipe, v.name, v.dtype, v.dims, myBlock(v),
+                  state.data() + v.offset);
+      continue;
+    }
     if (v.initOffset < 0)
       continue; // zeros, as allocated
     if (!&oflow_state_init ||

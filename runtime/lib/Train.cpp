@@ -124,6 +124,7 @@ private:
   void setScalars(int64_t step);
   float readLoss(const std::string &entry);
   void dumpGrads(int64_t step);
+  void dumpWeights(int64_t first);
   void evaluate(int64_t afterStep);
   void save(int64_t stepsDone);
   void exportTrained();
@@ -186,6 +187,31 @@ void Trainer::dumpGrads(int64_t step) {
     std::fprintf(stderr, "wrote %zu gradients of step %lld to %s\n",
                m.grads.size(), static_cast<long long>(step),
                o.dumpGradsDir.c_str());
+}
+
+void Trainer::dumpWeights(int64_t first) {
+  if (isRoot())
+    makeDirectories(o.dumpWeightsDir);
+  const uint8_t *state = p.stateForRead();
+  int64_t written = 0;
+  for (const VarRecord &v : m.vars) {
+    if (v.kind != VarKind::Param && v.kind != VarKind::Buffer)
+      continue;
+    // Gathered from every rank's piece; rank 0 writes the whole tensor.
+    std::vector<uint8_t> global = gatherToRoot(v, state + v.offset);
+    if (!isRoot())
+      continue;
+    HostTensor t;
+    t.dtype = v.dtype;
+    t.dims = v.dims;
+    t.data = std::move(global);
+    writeNpy(o.dumpWeightsDir + "/" + fileNameFor(v.name) + ".npy", t);
+    ++written;
+  }
+  if (isRoot())
+    std::fprintf(stderr, "wrote %lld weights before step %lld to %s\n",
+                 static_cast<long long>(written), static_cast<long long>(first),
+                 o.dumpWeightsDir.c_str());
 }
 
 void Trainer::evaluate(int64_t afterStep) {
@@ -314,6 +340,8 @@ int Trainer::run() {
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
 
+  if (!o.dumpWeightsDir.empty())
+    dumpWeights(first);
   if (!o.dumpGradsDir.empty())
     dumpGrads(first);
   if (o.checkGradients) {

@@ -21,6 +21,54 @@ func.func @weight_empty_name() {
 
 // -----
 
+func.func @weight_recipe_unknown() {
+  // expected-error @below {{unknown initializer 'gamma' (zeros, ones, constant, normal, uniform, truncated_normal)}}
+  %0 = oflow.weight "w", #oflow.init<gamma> : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @weight_recipe_std() {
+  // expected-error @below {{normal(0, 0): the standard deviation must be positive}}
+  %0 = oflow.weight "w", #oflow.init<normal(0.0, 0.0)> : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @weight_recipe_range() {
+  // expected-error @below {{uniform(1, -1): low must be below high}}
+  %0 = oflow.weight "w", #oflow.init<uniform(1.0, -1.0)> : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @weight_recipe_type() {
+  // expected-error @below {{an initializer needs a static tensor type of f32 or f64, got 'tensor<8xi64>'}}
+  %0 = oflow.weight "w", #oflow.init<zeros> : tensor<8xi64>
+  return
+}
+
+// -----
+
+func.func @weight_recipe_untyped() {
+  // expected-error @below {{#oflow.init needs its tensor type: #oflow.init<...> : tensor<...>}}
+  %0 = oflow.weight "w", #oflow.init<zeros>
+  return
+}
+
+// -----
+
+func.func @weight_recipe_seed() {
+  // expected-error @below {{seed 4294967296 does not fit 32 bits}}
+  %0 = oflow.weight "w", #oflow.init<normal(0.0, 1.0), seed = 4294967296> : tensor<8xf32>
+  return
+}
+
+// -----
+
 func.func @weight_not_tensor() {
   // expected-error @below {{'oflow.weight' op value must be a statically shaped tensor}}
   %0 = oflow.weight "w", dense<0.0> : vector<8xf32>

@@ -35,6 +35,26 @@ func.func @weight_resource() -> tensor<64x32xf32> {
 
 // -----
 
+// Weights drawn by the executable from a recipe (native IR, no data).
+// CHECK-LABEL: func.func @weight_recipes(
+// CHECK: oflow.weight "h0.w", #oflow.init<normal(0.000000e+00, 2.000000e-02), seed = 7> : tensor<64x32xf32>
+// CHECK: oflow.weight "h0.b", #oflow.init<zeros> : tensor<32xf32>
+// CHECK: oflow.weight "ln.g", #oflow.init<ones> : tensor<32xf64>
+// CHECK: oflow.weight "u", #oflow.init<uniform(-1.000000e-01, 1.000000e-01), seed = 3> : tensor<4xf32>
+// CHECK: oflow.weight "t", #oflow.init<truncated_normal(0.000000e+00, 1.000000e+00), seed = 1> : tensor<4xf32>
+// CHECK: oflow.weight "c", #oflow.init<constant(2.500000e-01)> : tensor<4xf32>
+func.func @weight_recipes() -> (tensor<64x32xf32>, tensor<32xf32>, tensor<32xf64>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = oflow.weight "h0.w", #oflow.init<normal(0.0, 0.02), seed = 7> : tensor<64x32xf32>
+  %1 = oflow.weight "h0.b", #oflow.init<zeros> : tensor<32xf32>
+  %2 = oflow.weight "ln.g", #oflow.init<ones> : tensor<32xf64>
+  %3 = oflow.weight "u", #oflow.init<uniform(-0.1, 0.1), seed = 3> : tensor<4xf32>
+  %4 = oflow.weight "t", #oflow.init<truncated_normal(0.0, 1.0), seed = 1> : tensor<4xf32>
+  %5 = oflow.weight "c", #oflow.init<constant(0.25)> : tensor<4xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<64x32xf32>, tensor<32xf32>, tensor<32xf64>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @weight_dense(
 // CHECK: %0 = oflow.weight "bn.running_mean", dense<0.000000e+00> : tensor<8xf32>
 func.func @weight_dense() -> tensor<8xf32> {

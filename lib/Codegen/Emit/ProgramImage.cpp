@@ -183,10 +183,14 @@ FailureOr<ProgramImage> extractProgramImage(ModuleOp module,
       return var.emitOpError("has an element type the runtime does not know: ")
              << type.getElementType();
     std::string sbp = layoutOf(var.getSbpAttr(), type);
+    // A recipe: the executable draws its piece at start (no bytes here).
+    std::string recipe;
+    if (auto r = var.getInitializerAttr())
+      recipe = " init=" + r.manifestText();
     os << "var " << escapeManifestName(name) << " "
        << mlir::oflow::stringifyVariableRole(var.getRole()) << " " << dt << " "
        << dims(type) << " " << offset.getInt() << " " << initOffset << sbp
-       << "\n";
+       << recipe << "\n";
   }
 
   if (auto slots = module->getAttrOfType<ArrayAttr>(kIoLayoutAttr)) {

@@ -230,8 +230,10 @@ struct ConstantLowering : OpConversionPattern<OpT> {
   LogicalResult
   matchAndRewrite(OpT op, typename OpT::Adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
-        op, cast<TypedAttr>(op.getValue()));
+    Attribute value = op.getValueAttr();
+    if (!value) // a weight with an initializer recipe: only variables draw it
+      return rewriter.notifyMatchFailure(op, "a weight without data");
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, cast<TypedAttr>(value));
     return success();
   }
 };

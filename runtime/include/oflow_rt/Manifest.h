@@ -10,6 +10,7 @@
 #define OFLOW_RT_MANIFEST_H
 
 #include "oflow_rt/DType.h"
+#include "oflow_rt/InitRecipe.h"
 #include "oflow_rt/Layout.h"
 
 #include <cstdint>
@@ -47,6 +48,8 @@ const char *varKindName(VarKind k);
 struct VarRecord : TensorSlot {
   VarKind kind = VarKind::Param;
   int64_t initOffset = -1; // into oflow_state_init; -1 = zeros
+  /// `init=KIND:a:b:seed`: drawn at start instead (InitRecipe.h).
+  std::optional<InitRecipe> recipe;
 };
 
 struct InputRecord : TensorSlot {

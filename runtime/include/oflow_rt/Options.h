@@ -21,7 +21,7 @@ struct TrainOptions {
   bool shuffle = false;
   uint64_t seed = 0;
   int64_t evalEvery = 0; // 0: only at the end
-  std::string logJson, saveDir, resumeDir, exportPath, dumpGradsDir;
+  std::string logJson, saveDir, resumeDir, exportPath, dumpGradsDir, dumpWeightsDir;
   std::string weights; // --weights FILE.onnx
   int64_t saveEvery = 0; // 0: only at the end
   bool checkMemory = false;
