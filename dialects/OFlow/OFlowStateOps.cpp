@@ -13,30 +13,26 @@ LogicalResult VariableOp::verify() {
     return emitOpError("type must be a statically shaped tensor, got ")
            << getType();
   // A partitioned variable holds its local piece but keeps the global
-  // initial value (each rank slices its own at start-up).
-  if (auto init = getInitialValueAttr()) {
-    auto initType = cast<ShapedType>(init.getType());
-    bool ok = initType == type;
-    if (!ok && getSbpAttr() && isPartitioned(*this))
-      ok = initType.getElementType() == type.getElementType() &&
-           ArrayRef<int64_t>(getSbpAttr().getLocalShape(
-               getGoverningMesh(*this), initType.getShape())) == type.getShape();
-    if (!ok)
+  // initial value or recipe (each rank slices or draws its own at start-up).
+  auto fits = [&](ShapedType global) {
+    if (global == type)
+      return true;
+    return getSbpAttr() && isPartitioned(*this) &&
+           global.getElementType() == type.getElementType() &&
+           ArrayRef<int64_t>(getSbpAttr().getLocalShape(getGoverningMesh(*this),
+                                                        global.getShape())) ==
+               type.getShape();
+  };
+  if (auto init = getInitialValueAttr())
+    if (!fits(cast<ShapedType>(init.getType())))
       return emitOpError("initial value has type ")
              << init.getType() << ", but the variable is " << type;
-  }
   if (auto recipe = getInitializerAttr()) {
     if (getInitialValueAttr())
       return emitOpError("has both an initial value and an initializer recipe");
-    auto recipeType = cast<RankedTensorType>(recipe.getType());
-    bool ok = recipeType == type;
-    if (!ok && getSbpAttr() && isPartitioned(*this))
-      ok = recipeType.getElementType() == type.getElementType() &&
-           ArrayRef<int64_t>(getSbpAttr().getLocalShape(
-               getGoverningMesh(*this), recipeType.getShape())) == type.getShape();
-    if (!ok)
+    if (!fits(cast<ShapedType>(recipe.getType())))
       return emitOpError("initializer has type ")
-             << recipeType << ", but the variable is " << type;
+             << recipe.getType() << ", but the variable is " << type;
   }
   if (auto sbp = getSbpAttr()) {
     if (llvm::any_of(sbp.getEntries(), [](SbpAttr e) { return e.isPartial(); }))

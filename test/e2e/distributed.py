@@ -340,24 +340,30 @@ def rank_of(pid):
     return None
 
 
-def stuck_drill(h, exe, env, data, victim):
-    """SIGSTOP to rank `victim` of a 4-rank job run with --collective-timeout 5."""
-    job = start_long_job(exe, env, ["--collective-timeout", "5"] + data,
-                         os.path.join(h.work, f"stuck-{victim}.jsonl"))
+def signal_rank(job, exe, rank, sig, timeout):
+    """Sends `sig` to rank `rank` of the mpirun `job`, then waits for the job
+    (killing it after `timeout` s). Returns ({rank: pid}, stderr, seconds)."""
     pids = subprocess.run(["pgrep", "-P", str(job.pid)], capture_output=True,
                           text=True).stdout.split()
     ranks = {rank_of(p): p for p in pids}
-    if victim in ranks:
-        os.kill(int(ranks[victim]), signal.SIGSTOP)
+    if rank in ranks:
+        os.kill(int(ranks[rank]), sig)
     t = time.time()
     try:
-        err = job.communicate(timeout=90)[1]
+        err = job.communicate(timeout=timeout)[1]
     except subprocess.TimeoutExpired:
         job.kill()
         subprocess.run(["pkill", "-KILL", "-f", exe])
         err = job.communicate()[1]
-    waited = time.time() - t
-    for pid in pids:  # whatever mpirun left behind, the stopped rank included
+    return ranks, err, time.time() - t
+
+
+def stuck_drill(h, exe, env, data, victim):
+    """SIGSTOP to rank `victim` of a 4-rank job run with --collective-timeout 5."""
+    job = start_long_job(exe, env, ["--collective-timeout", "5"] + data,
+                         os.path.join(h.work, f"stuck-{victim}.jsonl"))
+    ranks, err, waited = signal_rank(job, exe, victim, signal.SIGSTOP, 90)
+    for pid in ranks.values():  # whatever mpirun left behind, the stopped rank included
         try:
             os.kill(int(pid), signal.SIGKILL)
         except ProcessLookupError:
@@ -368,7 +374,7 @@ def stuck_drill(h, exe, env, data, victim):
                   r"\d+ has waited 5 s for the other ranks \(--collective-timeout\): "
                   r"rank " + str(victim) + r" has sent no heartbeat for [\d.]+ s "
                   r"\(stopped, or its node hangs\)(; [^\n]*)?; ending the job", err)
-    check(sorted(ranks) == [0, 1, 2, 3] and m is not None and job.returncode != 0 and
+    check(sorted(r for r in ranks if r is not None) == [0, 1, 2, 3] and m is not None and job.returncode != 0 and
           waited < 60,
           f"rank {victim} stopped: --collective-timeout 5 ends the job in {waited:.1f} s "
           f"naming the collective, axis and step, and rank {victim} as silent "
@@ -471,20 +477,8 @@ def group_faults(h, model):
     # One rank killed in the middle of the steps: mpirun notices the rank
     # gone and ends the job (no watchdog needed); nobody hangs.
     job = start_long_job(exe, env, data, os.path.join(h.work, "killed.jsonl"))
-    pids = subprocess.run(["pgrep", "-P", str(job.pid)], capture_output=True,
-                          text=True).stdout.split()
-    ranks = {rank_of(p): p for p in pids}
-    if 2 in ranks:
-        os.kill(int(ranks[2]), signal.SIGKILL)
-    t = time.time()
-    try:
-        err = job.communicate(timeout=60)[1]
-    except subprocess.TimeoutExpired:
-        job.kill()
-        subprocess.run(["pkill", "-KILL", "-f", exe])
-        err = job.communicate()[1]
-    waited = time.time() - t
-    left = [p for p in pids if os.path.exists(f"/proc/{p}") and
+    ranks, err, waited = signal_rank(job, exe, 2, signal.SIGKILL, 60)
+    left = [p for p in ranks.values() if os.path.exists(f"/proc/{p}") and
             open(f"/proc/{p}/stat").read().split()[2] != "Z"]
     check(2 in ranks and job.returncode != 0 and waited < 30 and not left and
           re.search(r"rank 2 with PID \d+ .*(signal 9|Killed)", err, re.S),
