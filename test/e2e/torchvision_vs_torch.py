@@ -17,7 +17,8 @@ orders), gives the noise floor each check is scaled by (g32: the worse one):
     tensors whose gradient is zero in exact arithmetic (listed by name) are
     measured against 1% of the whole gradient's norm instead of their own;
   * losses within 1e-4 (relative) of float64's over the steps where PyTorch's
-    float32 and float64 curves still agree (relative gap under 1e-5).
+    float32 and float64 curves still agree (relative gap under 2.5e-5; each
+    model's lr is chosen so that this holds for 10 steps where it can).
 
 The executable runs in memory-checking mode (dead arena regions are NaN).
 
@@ -106,9 +107,13 @@ def _shufflenet():
     return shufflenet_v2_x0_5(weights=None, num_classes=10)
 
 
-# RegNetX-400MF at 64x64 is chaotic: PyTorch's own float32 and float64 losses
-# part after one step at any lr down to 1e-4, so only its first-step gradients
-# and first loss are checked; lr 1e-3 keeps its loss from exploding.
+# Each lr is the largest of 1e-2, 1e-3, ... at which PyTorch's own float32 and
+# float64 losses agree (2.5e-5 relative) for 10 steps (bench: 2026-12-03), so
+# that oflow's losses are compared over 10 steps; the first-step gradients do
+# not depend on it. RegNetX-400MF and MNASNet at these sizes are chaotic:
+# their float32 and float64 losses part within 1-5 steps at any lr down to
+# 1e-6, so only their first steps are compared (lr 1e-3 keeps RegNetX's loss
+# from exploding).
 # name: (constructor, image size, batch, lr, tensors whose gradient is zero
 # or nearly so in exact arithmetic, as a regex). A batch-norm bias followed by
 # a convolution and another batch norm only shifts what that norm subtracts
@@ -118,12 +123,12 @@ def _shufflenet():
 # but for the next norms' epsilon.
 MODELS = {
     "densenet": (_densenet, 32, 8, 0.01, r"net\.features\.norm0\.weight"),
-    "mobilenet_v2": (_mobilenet_v2, 64, 16, 0.01,
+    "mobilenet_v2": (_mobilenet_v2, 64, 16, 1e-5,
                      r"net\.features\.(1\.conv\.2|\d+\.conv\.3)\.bias"),
-    "shufflenet": (_shufflenet, 64, 16, 0.01, r"net\.stage\d\.\d\.branch(1\.1|2\.4)\.bias"),
-    "resnet18": (_resnet18, 32, 8, 0.01, r"$^"),
+    "shufflenet": (_shufflenet, 64, 16, 1e-5, r"net\.stage\d\.\d\.branch(1\.1|2\.4)\.bias"),
+    "resnet18": (_resnet18, 32, 8, 1e-5, r"$^"),
     "mobilenet_v3_small": (_mobilenet_v3_small, 64, 16, 0.01, r"$^"),
-    "efficientnet_b0": (_efficientnet_b0, 64, 8, 0.01, r"$^"),
+    "efficientnet_b0": (_efficientnet_b0, 64, 8, 1e-4, r"$^"),
     "regnet_x_400mf": (_regnet_x_400mf, 64, 8, 0.001, r"$^"),
     "mnasnet": (_mnasnet, 64, 8, 0.01, r"$^"),
     "lraspp": (_lraspp, 64, 4, 0.01, r"$^"),
@@ -296,7 +301,9 @@ def main():
                     break
 
     agree = 0
-    while agree < args.steps and abs(loss32[agree] - loss64[agree]) <= 1e-5 * abs(loss64[agree]):
+    # Steps where PyTorch's float32 noise is at most a quarter of the 1e-4 the
+    # losses are held to.
+    while agree < args.steps and abs(loss32[agree] - loss64[agree]) <= 2.5e-5 * abs(loss64[agree]):
         agree += 1
     if len(losses) != args.steps:
         failures.append(f"expected {args.steps} logged steps, got {len(losses)}")
