@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -44,7 +45,12 @@ StreamCollectives *gStream = nullptr;
 // Never destroyed: a rank that exits without stopping it must not terminate.
 std::thread *gThread = nullptr;
 std::atomic<bool> gStop{false};
-std::unique_ptr<Heartbeats> gBeats;
+// Never destroyed, like the thread that may be waiting on them at exit.
+std::mutex &gSleepMutex = *new std::mutex;
+std::condition_variable &gWake = *new std::condition_variable;
+// A raw pointer, deleted only by stopWatchdog: a process that exits without
+// it must not reach MPI from a static destructor.
+Heartbeats *gBeats = nullptr;
 
 /// Stream collectives' serials, apart from the host's.
 constexpr uint64_t kStreamSerial = uint64_t(1) << 63;
@@ -113,7 +119,11 @@ void watch() {
     double timeout = gTimeout.load();
     double nap = std::min(1.0, std::max(0.05, timeout / 20));
     auto before = std::chrono::steady_clock::now();
-    std::this_thread::sleep_for(std::chrono::duration<double>(nap));
+    {
+      // Woken early by stopWatchdog, so a clean exit does not wait a nap.
+      std::unique_lock<std::mutex> lock(gSleepMutex);
+      gWake.wait_for(lock, std::chrono::duration<double>(nap), [] { return gStop.load(); });
+    }
     if (gStop.load())
       return;
     double slept = std::min(
@@ -283,7 +293,7 @@ void startWatchdog(double seconds, bool heartbeats) {
   if (running)
     return;
   if (heartbeats)
-    gBeats = Heartbeats::start(0);
+    gBeats = Heartbeats::start(0).release();
   gStop.store(false);
   gThread = new std::thread(watch);
 }
@@ -291,11 +301,16 @@ void startWatchdog(double seconds, bool heartbeats) {
 void stopWatchdog() {
   if (!gThread)
     return;
-  gStop.store(true);
+  {
+    std::lock_guard<std::mutex> lock(gSleepMutex);
+    gStop.store(true);
+  }
+  gWake.notify_all();
   gThread->join();
   delete gThread;
   gThread = nullptr;
-  gBeats.reset();
+  delete gBeats;
+  gBeats = nullptr;
   gTimeout.store(0);
 }
 
