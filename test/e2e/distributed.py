@@ -478,8 +478,20 @@ def group_faults(h, model):
     # gone and ends the job (no watchdog needed); nobody hangs.
     job = start_long_job(exe, env, data, os.path.join(h.work, "killed.jsonl"))
     ranks, err, waited = signal_rank(job, exe, 2, signal.SIGKILL, 60)
-    left = [p for p in ranks.values() if os.path.exists(f"/proc/{p}") and
-            open(f"/proc/{p}/stat").read().split()[2] != "Z"]
+    def alive():
+        out = []
+        for p in ranks.values():
+            try:
+                if open(f"/proc/{p}/stat").read().split()[2] != "Z":
+                    out.append(p)
+            except OSError:  # gone
+                pass
+        return out
+    # mpirun may exit while the other ranks are still being torn down.
+    deadline = time.time() + 15
+    while alive() and time.time() < deadline:
+        time.sleep(0.1)
+    left = alive()
     check(2 in ranks and job.returncode != 0 and waited < 30 and not left and
           re.search(r"rank 2 with PID \d+ .*(signal 9|Killed)", err, re.S),
           f"rank 2 killed mid-step: the job ends in {waited:.1f} s, every rank gone "
