@@ -13,19 +13,9 @@ minutes=${1:?usage: bench/fuzz.sh MINUTES [HARNESS...]}
 shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build-fuzz
-all="import-onnx import-onnxtext import-mlir npy tensor-pb manifest checkpoint"
-harnesses=${*:-$all}
-
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
-    -DOFLOW_FUZZ=ON >/dev/null
-fi
-targets=""
-for h in $harnesses; do targets="$targets oflow-fuzz-$h"; done
-ninja -C "$build" -j"$(nproc)" $targets
+. "$root/bench/fuzz_harnesses.sh"
+harnesses=${*:-$all_harnesses}
+build_harnesses "$root" "$build" OFLOW_FUZZ "$(nproc)" $harnesses
 
 seeds=$build/seeds
 rm -rf "$seeds"
