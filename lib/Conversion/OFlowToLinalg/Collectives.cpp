@@ -68,10 +68,14 @@ Value callCollective(OpBuilder &b, Location loc, Operation *anchor,
   // the same data, say a forward and a backward all-gather of one
   // activation), and bufferization would then stage both in one buffer that
   // other collectives reuse in between.
-  Value flat = reshapeTo(b, loc, input, {inCount});
-  Value staging = bufferization::AllocTensorOp::create(
-      b, loc, RankedTensorType::get({inCount}, element), ValueRange{});
-  Value copy = linalg::CopyOp::create(b, loc, flat, staging)->getResult(0);
+  // A bucket's tensor.concat is such a copy already (it bufferizes to a new
+  // buffer, which only the collective reads).
+  Value copy = reshapeTo(b, loc, input, {inCount});
+  if (!input.getDefiningOp<tensor::ConcatOp>()) {
+    Value staging = bufferization::AllocTensorOp::create(
+        b, loc, RankedTensorType::get({inCount}, element), ValueRange{});
+    copy = linalg::CopyOp::create(b, loc, copy, staging)->getResult(0);
+  }
   auto inType = MemRefType::get({inCount}, element);
   auto outType = MemRefType::get({outCount}, element);
   Value inBuf = bufferization::ToBufferOp::create(b, loc, inType, copy,
@@ -144,26 +148,25 @@ struct AllReduceLowering : OpConversionPattern<of::AllReduceOp> {
     for (Value v : op.getInputs())
       if (elementTypeOf(v) != element)
         return cannotLower(op, "a bucket mixes element types");
-    // One buffer for the whole bucket.
+    // One buffer for the whole bucket, packed by one tensor.concat: a chain
+    // of tensor.insert_slice ops into one destination costs one-shot
+    // bufferization's in-place analysis time cubic in the bucket's length
+    // (a 7B GPT's buckets of hundreds of gradients took minutes).
     int64_t total = 0;
-    for (Value v : adaptor.getInputs())
-      total += tensorType(v).getNumElements();
-    Value packed = emptyTensor(rewriter, loc, {total}, element);
-    int64_t offset = 0;
+    SmallVector<Value> flat;
     for (Value v : adaptor.getInputs()) {
       int64_t n = tensorType(v).getNumElements();
-      packed = tensor::InsertSliceOp::create(
-          rewriter, loc, reshapeTo(rewriter, loc, v, {n}), packed,
-          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset)},
-          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(n)},
-          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
-      offset += n;
+      flat.push_back(reshapeTo(rewriter, loc, v, {n}));
+      total += n;
     }
+    Value packed = flat.size() == 1
+                       ? flat.front()
+                       : tensor::ConcatOp::create(rewriter, loc, 0, flat).getResult();
     Value reduced = callCollective(
         rewriter, loc, op, "all_reduce", packed, {total},
         {dtypeCode(element), op.getMax() ? 1 : 0}, {total, op.getMeshAxis()});
     SmallVector<Value> results;
-    offset = 0;
+    int64_t offset = 0;
     for (Value v : op.getOutputs()) {
       auto type = tensorType(v);
       int64_t n = type.getNumElements();
