@@ -145,12 +145,14 @@ LogicalResult OFlowDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a positive integer on a function";
     return success();
   }
-  // Buffer layouts, the memory plan and kernel strategies, attached by the
-  // codegen passes (which check their contents).
+  // Buffer layouts, the memory plan, kernel strategies and what
+  // oflow-recompute copied, attached by the passes (which check their
+  // contents).
   static constexpr llvm::StringLiteral kCodegenAttrs[] = {
       "oflow.state_offset", "oflow.io",          "oflow.io_bytes",
       "oflow.state_bytes",  "oflow.arena_bytes", "oflow.memory_plan",
-      "oflow.strategy",     "oflow.segments",    "oflow.origins"};
+      "oflow.strategy",     "oflow.segments",    "oflow.origins",
+      "oflow.recompute"};
   if (llvm::is_contained(kCodegenAttrs, name))
     return success();
   return op->emitError() << "unknown oflow attribute '" << name << "'";

@@ -33,7 +33,8 @@ void addBufferizePipeline(OpPassManager &pm, const BufferizeOptions &options) {
                                "target-threads=0 max-chain=64})");
   // Fills are duplicated after the last CSE, which would merge them again.
   // Results stored into state and io are computed there (no arena copy).
-  addTextual(pm, "canonicalize,cse,func.func(oflow-duplicate-init-fills,"
+  addTextual(pm, "canonicalize,cse,func.func(oflow-drop-recompute-barriers,"
+                 "oflow-duplicate-init-fills,"
                  "oflow-store-results-in-place),"
                  "one-shot-bufferize{bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map},"

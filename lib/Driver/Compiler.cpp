@@ -98,6 +98,25 @@ static std::string shardStateName(StringRef state) {
   return "data parallel";
 }
 
+/// One candidate of the memory search: how variables are laid out and what
+/// is recomputed.
+struct MemoryTry {
+  std::string shardState, recompute;
+  std::string name() const {
+    std::string text = shardStateName(shardState);
+    if (recompute == "selective")
+      text += " with selective recomputation";
+    else if (recompute == "all")
+      text += " with recomputation including GEMMs";
+    else if (recompute != "none")
+      text += " recomputing " + recompute;
+    return text;
+  }
+  std::string key() const {
+    return recompute == "none" ? shardState : shardState + "+recompute=" + recompute;
+  }
+};
+
 /// The parameters being trained and the memory plan, on stderr.
 static void reportProgram(ModuleOp module, const CompileOptions &options) {
   if (!options.verbose)
@@ -270,6 +289,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   // cheapest first. Each try plans from the training graph again.
   // --plan: every variable and input as the file says; nothing to search.
   std::vector<std::string> planHints;
+  std::string planRecompute = options.recompute; // --recompute, or the plan's
   if (!options.planFile.empty()) {
     if (!options.sbpHints.empty()) {
       emitError(cliLoc) << "--plan and --sbp cannot be combined (the plan gives every "
@@ -278,31 +298,50 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     }
     auto meshNow = (*module)->getAttrOfType<mlir::oflow::MeshAttr>(
         mlir::oflow::OFlowDialect::kMeshAttrName);
-    llvm::Expected<std::vector<std::string>> hints = readPlanFile(
+    llvm::Expected<PlanFile> plan = readPlanFile(
         options.planFile, meshNow ? meshNow.getShape() : ArrayRef<int64_t>{1}, *module);
-    if (!hints) {
-      emitError(cliLoc) << llvm::toString(hints.takeError());
+    if (!plan) {
+      emitError(cliLoc) << llvm::toString(plan.takeError());
       return 1;
     }
-    planHints = std::move(*hints);
+    planHints = std::move(plan->hints);
+    if (options.recompute == "auto")
+      planRecompute = plan->recompute;
   }
-  bool search = options.shardState == "auto" && options.planFile.empty() && multiDevice &&
-                limit.bytes > 0 &&
-                options.emit != EmitStage::Sbp && options.emit != EmitStage::Partitioned &&
-                options.emit != EmitStage::Linalg;
-  std::vector<std::string> tries = {options.shardState == "auto" ? "none" : options.shardState};
-  if (search)
-    tries = {"none", "optimizer", "all"};
+  // The search: layouts (on a mesh, --shard-state auto) and recomputation
+  // (--recompute auto), cheapest first: ZeRO-2 sends the same bytes as data
+  // parallelism; selective recomputation costs a few percent of the FLOPs,
+  // less than ZeRO-3's all-gathers. Recomputing GEMMs too (--recompute all)
+  // is not tried: it costs a third more FLOPs and, with each copy made at
+  // its first backward use, often needs more memory, not less.
+  bool stageSearch = limit.bytes > 0 && options.emit != EmitStage::Sbp &&
+                     options.emit != EmitStage::Partitioned &&
+                     options.emit != EmitStage::Linalg;
+  bool searchLayouts = options.shardState == "auto" && options.planFile.empty() && multiDevice;
+  bool searchRecompute = planRecompute == "auto" && options.mode == Mode::Train;
+  bool search = stageSearch && (searchLayouts || searchRecompute);
+  std::string fixedShard = options.shardState == "auto" ? "none" : options.shardState;
+  std::string fixedRecompute = planRecompute == "auto" ? "none" : planRecompute;
+  std::vector<MemoryTry> tries = {{fixedShard, fixedRecompute}};
+  if (search && searchLayouts && searchRecompute)
+    tries = {{"none", "none"}, {"optimizer", "none"}, {"optimizer", "selective"},
+             {"all", "none"},  {"all", "selective"}};
+  else if (search && searchLayouts)
+    tries = {{"none", fixedRecompute}, {"optimizer", fixedRecompute}, {"all", fixedRecompute}};
+  else if (search)
+    tries = {{fixedShard, "none"}, {fixedShard, "selective"}};
+
   OwningOpRef<ModuleOp> trainingGraph;
   if (tries.size() > 1)
     trainingGraph = module->clone();
-  std::string overLimit, triedText;
+  std::string overLimit, triedText, chosenKey, chosenRecompute;
   MemoryUse finalUse; // what the plan kept needs, measured in the loop
   int64_t smallest = 0;
   bool gpu = cuda || options.target == Target::CudaEmulated;
   for (size_t t = 0; t < tries.size(); ++t) {
     CompileOptions planOptions = options;
-    planOptions.shardState = tries[t];
+    planOptions.shardState = tries[t].shardState;
+    planOptions.recompute = tries[t].recompute;
     planOptions.sbpHints.insert(planOptions.sbpHints.end(), planHints.begin(), planHints.end());
     if (t > 0)
       module = trainingGraph->clone();
@@ -330,7 +369,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     }
 
     if (failed(runStage("lower to linalg", [&](PassManager &pm) {
-          return addLinalgPasses(pm, options);
+          return addLinalgPasses(pm, planOptions);
         })))
       return 1;
     if (options.emit == EmitStage::Linalg)
@@ -345,21 +384,25 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
           return success();
         })))
       return 1;
+    if (options.emit == EmitStage::Simulate)
+      planReport = addRecomputeToSimulation(planReport, *module, *profile, options.precision);
     MemoryUse use = measureMemoryUse(*module);
     finalUse = use;
-    std::string error = memoryLimitError(use, limit, tries[t] == "all");
+    std::string error = memoryLimitError(use, limit, tries[t].shardState == "all");
     if (search)
-      triedText += (triedText.empty() ? "" : ", ") + shardStateName(tries[t]) + " " +
+      triedText += (triedText.empty() ? "" : ", ") + tries[t].name() + " " +
                    formatByteSize(use.total());
-    chosenShardState = tries[t];
+    chosenShardState = tries[t].shardState;
+    chosenKey = tries[t].key();
+    chosenRecompute = tries[t].recompute;
     if (error.empty()) {
       if (t > 0 && options.verbose)
         llvm::errs() << "oflow-compile: memory: " << triedText << " per device; the limit is "
                      << formatByteSize(limit.bytes) << " (" << limit.source << "): "
-                     << shardStateName(tries[t]) << "\n";
+                     << tries[t].name() << "\n";
       if (search)
         planReport += "memory_search tried=" + std::to_string(t + 1) +
-                      " chosen=" + tries[t] + " fits=yes\n";
+                      " chosen=" + chosenKey + " fits=yes\n";
       overLimit.clear();
       break;
     }
@@ -373,7 +416,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   if (!overLimit.empty() && search) {
     overLimit = "no plan fits (" + triedText + " per device); the smallest: " + overLimit;
     planReport += "memory_search tried=" + std::to_string(tries.size()) + " chosen=" +
-                  chosenShardState + " fits=no\n# " + overLimit + "\n";
+                  chosenKey + " fits=no\n# " + overLimit + "\n";
   }
   if (!overLimit.empty() && !planOutput) {
     emitError(cliLoc) << overLimit;
@@ -404,7 +447,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   if (options.emit == EmitStage::PlanJson)
     return failed(writeText(planJson(std::move(planVariables),
                                      options.planFile.empty() ? chosenShardState : "plan",
-                                     finalUse, limit),
+                                     chosenRecompute, finalUse, limit),
                             options, cliLoc))
                ? 1
                : 0;

@@ -108,6 +108,16 @@ LogicalResult addLinalgPasses(PassManager &pm, const CompileOptions &options) {
     autocast = ",func.func(oflow-autocast{precision=" + options.precision + "})";
   // oneDNN's convolutions are f32: with mixed precision the CPU keeps the
   // GEMM path, whose operands oflow-autocast rounds like every target's.
+  if (options.recompute != "none" && options.recompute != "auto") {
+    RecomputeOptions recompute;
+    if (options.recompute == "selective" || options.recompute == "all") {
+      recompute.mode = options.recompute;
+    } else {
+      recompute.mode = "all";
+      recompute.names = options.recompute;
+    }
+    pm.addPass(createRecompute(recompute));
+  }
   std::string lower = "oflow-lower-to-linalg";
   if (options.target == Target::Cpu && options.convLibrary == "dnnl" &&
       options.precision == "fp32")

@@ -41,6 +41,13 @@ void addPartitionPasses(mlir::PassManager &pm);
 /// partitioning) and the per-device memory (after memory planning).
 std::string describeSbpPlan(mlir::ModuleOp module, llvm::StringRef device);
 std::string describeMemoryPlan(mlir::ModuleOp module);
+/// `report` (describeSimulation's) with what oflow-recompute copied in each
+/// entry (the module's `oflow.recompute`) added to its compute: the
+/// entry's line gains recomputed_ops, recomputed_flops and
+/// recompute_seconds, and its step_seconds includes them.
+std::string addRecomputeToSimulation(llvm::StringRef report, mlir::ModuleOp module,
+                                     const DeviceProfile &profile, llvm::StringRef precision);
+
 /// --emit=simulate (after boxing, before partitioning): per entry the
 /// predicted compute (each op priced as the planner prices it), each mesh
 /// axis's collectives (bytes per device, alpha-beta seconds) and the step.

@@ -20,11 +20,13 @@
 namespace oflow {
 
 std::string planJson(llvm::json::Object layouts, llvm::StringRef shardState,
-                     const MemoryUse &use, const MemoryLimit &limit) {
+                     llvm::StringRef recompute, const MemoryUse &use,
+                     const MemoryLimit &limit) {
   llvm::json::Object plan = std::move(layouts);
   plan["format"] = "oflow-plan";
   plan["version"] = 1;
   plan["shard_state"] = shardState;
+  plan["recompute"] = recompute;
   llvm::json::Object memory{{"peak_bytes_per_device", use.total()}};
   if (limit.bytes > 0) {
     memory["limit_bytes"] = limit.bytes;
@@ -45,7 +47,7 @@ static std::string literalPattern(llvm::StringRef name) {
   return out;
 }
 
-llvm::Expected<std::vector<std::string>> readPlanFile(llvm::StringRef path,
+llvm::Expected<PlanFile> readPlanFile(llvm::StringRef path,
                                                       llvm::ArrayRef<int64_t> mesh,
                                                       mlir::ModuleOp module) {
   // What the plan may name: variables (symbol or model name) and the entry
@@ -91,7 +93,14 @@ llvm::Expected<std::vector<std::string>> readPlanFile(llvm::StringRef path,
   if (!planMesh || llvm::ArrayRef<int64_t>(sizes) != mesh)
     return fail("a plan for mesh " + (planMesh ? meshText(sizes) : std::string("?")) +
                 ", but this compile's mesh is " + meshText(mesh) + " (--mesh)");
-  std::vector<std::string> hints;
+  PlanFile plan;
+  if (const llvm::json::Value *recompute = root->get("recompute")) {
+    std::optional<llvm::StringRef> text = recompute->getAsString();
+    if (!text || text->empty() || *text == "auto")
+      return fail("\"recompute\" must be none, selective, all or a node-name expression");
+    plan.recompute = text->str();
+  }
+  std::vector<std::string> &hints = plan.hints;
   for (const char *section : {"variables", "inputs"}) {
     const llvm::json::Object *entries = root->getObject(section);
     if (!entries)
@@ -112,7 +121,7 @@ llvm::Expected<std::vector<std::string>> readPlanFile(llvm::StringRef path,
       hints.push_back(literalPattern(name.str()) + "=" + entriesText);
     }
   }
-  return hints;
+  return plan;
 }
 
 } // namespace oflow

@@ -18,20 +18,28 @@ namespace oflow {
 /// produced them and the memory they need, e.g.
 ///
 ///   {"format": "oflow-plan", "version": 1, "mesh": [4],
-///    "shard_state": "optimizer",
+///    "shard_state": "optimizer", "recompute": "selective",
 ///    "variables": {"fc1.weight": "[B]", "fc1.weight.exp_avg": "[S(0)]"},
 ///    "inputs": {"x": "[S(0)]"},
 ///    "memory": {"peak_bytes_per_device": 134080, "limit_bytes": 153600}}
 ///
 /// Hand plans are written in the same form (`memory` and `shard_state` are
-/// then left out: they are reports, not inputs).
+/// then left out: they are reports, not inputs). `recompute` is an input:
+/// what --recompute would say (none when left out).
 std::string planJson(llvm::json::Object layouts, llvm::StringRef shardState,
-                     const MemoryUse &use, const MemoryLimit &limit);
+                     llvm::StringRef recompute, const MemoryUse &use,
+                     const MemoryLimit &limit);
+
+/// What a plan file says to compile: the --sbp hints and --recompute.
+struct PlanFile {
+  std::vector<std::string> hints;
+  std::string recompute = "none";
+};
 
 /// The --sbp hints that compile `path`'s plan exactly (one per variable and
 /// input, names matched literally); an error naming the file for anything
 /// malformed, a plan for another mesh than `mesh`, or a name `module` lacks.
-llvm::Expected<std::vector<std::string>> readPlanFile(llvm::StringRef path,
+llvm::Expected<PlanFile> readPlanFile(llvm::StringRef path,
                                                       llvm::ArrayRef<int64_t> mesh,
                                                       mlir::ModuleOp module);
 

@@ -231,6 +231,41 @@ std::string describeSimulation(ModuleOp module, const DeviceProfile &profile,
   return text;
 }
 
+std::string addRecomputeToSimulation(StringRef report, ModuleOp module,
+                                     const DeviceProfile &profile, StringRef precision) {
+  auto recompute = module->getAttrOfType<DictionaryAttr>("oflow.recompute");
+  if (!recompute)
+    return report.str();
+  sbp::Device device = sbp::deviceFor(profile, precision);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  SmallVector<StringRef> lines;
+  report.split(lines, '\n');
+  for (auto [i, line] : llvm::enumerate(lines)) {
+    if (i + 1 == lines.size() && line.empty())
+      break;
+    // "simulate entry=E ops=..." (the entry's total, not a mesh axis line).
+    StringRef rest = line;
+    auto counts = [&]() -> DenseI64ArrayAttr {
+      if (!rest.consume_front("simulate entry=") || !line.contains(" ops="))
+        return {};
+      return recompute.getAs<DenseI64ArrayAttr>(rest.split(' ').first);
+    }();
+    if (!counts || counts.size() != 3) {
+      os << line << "\n";
+      continue;
+    }
+    double seconds = sbp::computeSeconds(device, counts[1], counts[2]);
+    auto [head, step] = line.rsplit(" step_seconds=");
+    double total = 0;
+    step.getAsDouble(total);
+    os << head << " recomputed_ops=" << counts[0] << " recomputed_flops=" << counts[1]
+       << llvm::format(" recompute_seconds=%.6g", seconds)
+       << llvm::format(" step_seconds=%.6g", total + seconds) << "\n";
+  }
+  return text;
+}
+
 std::string describeMemoryPlan(ModuleOp module) {
   std::string text;
   llvm::raw_string_ostream os(text);

@@ -145,6 +145,11 @@ int run(int argc, char **argv) {
                  "split: ZeRO-2), all (parameters too: ZeRO-3), auto "
                  "(default: the first whose plan fits --memory-limit)")
       ->check(CLI::IsMember({"none", "optimizer", "all", "auto"}));
+  app.add_option("--recompute", options.recompute,
+                 "activation recomputation: none, selective (elementwise ops, "
+                 "views, softmax, layer norm), all (GEMMs too), a regular "
+                 "expression over ONNX node names, or auto (default: none "
+                 "unless --memory-limit needs it)");
   app.add_flag("--print-weights", options.printWeights,
                "print weights in full in IR output (default: elided)");
   int64_t batch = 0;

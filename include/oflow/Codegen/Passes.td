@@ -131,6 +131,18 @@ def DuplicateInitFills : Pass<"oflow-duplicate-init-fills", "mlir::func::FuncOp"
   let dependentDialects = ["mlir::tensor::TensorDialect", "mlir::linalg::LinalgDialect"];
 }
 
+def DropRecomputeBarriers : Pass<"oflow-drop-recompute-barriers", "mlir::func::FuncOp"> {
+  let summary = "remove oflow-recompute's barriers after the last CSE";
+  let description = [{
+    `oflow-recompute` routes the operands of each recomputed op through a
+    `bufferization.alloc_tensor copy(%x) {oflow_recompute_barrier}`, which
+    CSE never merges, so the copy of the computation stays apart from its
+    original through lowering and the CSE runs that follow. Run after the
+    last CSE, right before bufferization, this replaces each barrier by %x
+    (no copy is made).
+  }];
+}
+
 def FoldGemmTransposes : Pass<"oflow-fold-gemm-transposes", "mlir::func::FuncOp"> {
   let summary = "transposed 2-D GEMM operands read through the matmul's indexing map";
   let description = [{

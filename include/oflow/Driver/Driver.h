@@ -110,6 +110,11 @@ struct CompileOptions {
   /// (parameters too: ZeRO-3), auto (the first of these whose plan fits the
   /// memory limit).
   std::string shardState = "auto";
+  /// Activation recomputation (--recompute): none, selective (elementwise
+  /// ops, views, softmax and layer norm), all (GEMMs too), a regular
+  /// expression over ONNX node names, or auto (none unless the memory limit
+  /// needs it: the search tries selective, then all).
+  std::string recompute = "auto";
   /// A plan file (--plan, written by --emit=plan-json): the nd-SBP of
   /// every variable and input, compiled exactly.
   std::string planFile;

@@ -10,6 +10,7 @@
 #define OFLOW_TRAINING_PASSES_H
 
 #include "OFlow/OFlowDialect.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

@@ -191,4 +191,49 @@ def BuildInferEntry : Pass<"oflow-build-infer-entry", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::oflow::OFlowDialect"];
 }
 
+def Recompute : Pass<"oflow-recompute", "::mlir::ModuleOp"> {
+  let summary = "recompute forward activations in the backward pass instead of keeping them";
+  let description = [{
+    Activation recomputation (rematerialisation) on the training graph, on
+    one device or after `oflow-partition`: in each entry (`oflow.entry`
+    train or grads), a forward value that the backward pass reads is
+    computed again right before its first backward use, from values that
+    are live there anyway, and every backward use reads the copy. The
+    forward value then dies at its last forward use. The forward part ends
+    at the op that reduces an activation to the loss (the returned `loss`
+    traced back through scalar ops and collectives); what comes after it is
+    backward.
+
+    An op is recomputed when it is free of side effects and of a recomputable
+    kind: in `mode=selective`, elementwise ops, casts, views and copies
+    (reshape, transpose, slice, concat, ...), gathers, softmax and layer
+    norm (Megatron's selective recomputation: cheap in FLOPs, large in
+    bytes); in `mode=all`, also matmul, gemm and conv2d. Dropout (random),
+    batch norm in training mode, reductions, variables and collectives are
+    never recomputed. `names`, when set, is a regular expression over the
+    ops' ONNX node names (their `NameLoc`) and selects the roots instead of
+    `mode` (chains below them are still of `mode`'s kinds).
+
+    Each operand of a recomputed op must be live at that point anyway (a
+    function argument, a constant or variable, a value with a use there or
+    later), small (at most an eighth of the root's bytes: a layer norm's
+    statistics), or itself recomputable from such values (a chain, cloned in
+    order). The copies read their operands through
+    `bufferization.alloc_tensor copy(..) {oflow_recompute_barrier}`, which
+    CSE does not merge, so that no later CSE folds a copy back into its
+    original; `oflow-drop-recompute-barriers` removes them after the last
+    CSE, before bufferization. Losses are bit-identical to the run without
+    recomputation.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"selective\"",
+           "what may be recomputed: selective (no GEMMs) or all">,
+    Option<"names", "names", "std::string", /*default=*/"\"\"",
+           "a regular expression over ONNX node names: recompute only "
+           "those (empty: every op of mode's kinds)">,
+  ];
+  let dependentDialects = ["::mlir::oflow::OFlowDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
+}
+
 #endif // OFLOW_TRAINING_PASSES_TD
