@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "oflow/Training/Passes.h"
 
+#include "OFlow/OFlowOps.h"
+
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -113,14 +115,6 @@ bool isScalar(Value v) {
   return type && type.getRank() == 0;
 }
 
-bool isCollective(Operation *op) {
-  static const llvm::StringSet<> names = {
-      "all_reduce", "reduce_scatter", "all_gather",       "all_to_all",
-      "local_slice", "broadcast_to_partial", "split_to_partial"};
-  return isa<mlir::oflow::OFlowDialect>(op->getDialect()) &&
-         names.contains(op->getName().stripDialect());
-}
-
 class EntryRecomputer {
 public:
   EntryRecomputer(func::FuncOp func, Kind allowed, const llvm::Regex *names)
@@ -149,7 +143,7 @@ public:
       Operation *def = v.getDefiningOp();
       if (!def || def->getBlock() != &block || !seen.insert(def).second)
         continue;
-      if (isCollective(def)) {
+      if (mlir::oflow::getBoxingMeshAxis(def)) {
         unsigned index = cast<OpResult>(v).getResultNumber();
         work.push_back(def->getOperand(
             def->getNumOperands() == def->getNumResults() ? index : 0));
