@@ -83,8 +83,10 @@ FailureOr<SmallVector<int64_t>> mlir::oflow::parseMeshSpec(StringRef spec,
 //===----------------------------------------------------------------------===//
 
 ArrayRef<StringLiteral> MeshAttr::getKnownLinkKinds() {
+  // `sequential`: the axis's "devices" are one device taking turns
+  // (--micro-batches' axis; oflow-unroll-micro-batches turns it into time).
   static constexpr StringLiteral kinds[] = {"local", "nvlink", "pcie", "ib",
-                                            "ethernet"};
+                                            "ethernet", "sequential"};
   return kinds;
 }
 
@@ -117,7 +119,7 @@ LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (!llvm::is_contained(getKnownLinkKinds(), link.getValue()))
       return emitError() << "mesh axis " << i << " has unknown link kind '"
                          << link.getValue()
-                         << "'; expected local, nvlink, pcie, ib or ethernet";
+                         << "'; expected local, nvlink, pcie, ib, ethernet or sequential";
   return success();
 }
 

@@ -157,6 +157,50 @@ static void reportMemoryPlan(ModuleOp module, const CompileOptions &options) {
   }
 }
 
+/// --micro-batches K: one more mesh axis, the last, of K "devices" linked
+/// `sequential` (data parallelism over micro-batches, which
+/// oflow-unroll-micro-batches turns into time after partitioning).
+static LogicalResult addMicroBatchAxis(ModuleOp module, const CompileOptions &options,
+                                       Location cliLoc) {
+  auto refuse = [&](StringRef why) -> LogicalResult {
+    emitError(cliLoc) << "--micro-batches " << options.microBatches << ": " << why;
+    return failure();
+  };
+  if (options.mode != Mode::Train)
+    return refuse("gradient accumulation needs --mode train");
+  if (!options.planFile.empty())
+    return refuse("cannot be combined with --plan yet (plan files name the "
+                  "mesh's own axes only)");
+  if (options.emit == EmitStage::PlanJson)
+    return refuse("--emit=plan-json cannot write micro-batches yet (plan files name the "
+                  "mesh's own axes only)");
+  if (options.recompute != "none" && options.recompute != "auto")
+    return refuse("cannot be combined with --recompute yet");
+  MLIRContext *ctx = module.getContext();
+  auto mesh = module->getAttrOfType<mlir::oflow::MeshAttr>(
+      mlir::oflow::OFlowDialect::kMeshAttrName);
+  SmallVector<int64_t> shape;
+  SmallVector<StringAttr> names, links;
+  if (mesh && mesh.getNumDevices() > 1) {
+    shape.assign(mesh.getShape().begin(), mesh.getShape().end());
+    names.assign(mesh.getAxisNames().begin(), mesh.getAxisNames().end());
+    links.assign(mesh.getLinks().begin(), mesh.getLinks().end());
+    if (llvm::is_contained(mesh.getAxisNames(), StringAttr::get(ctx, "micro")))
+      return refuse("the mesh already has an axis named 'micro'");
+  }
+  if (llvm::any_of(links, [](StringAttr l) { return l.getValue() == "sequential"; }))
+    return refuse("the mesh already has a `sequential` axis");
+  if (links.empty())
+    links.assign(shape.size(), StringAttr::get(ctx, "local"));
+  if (!names.empty())
+    names.push_back(StringAttr::get(ctx, "micro"));
+  shape.push_back(options.microBatches);
+  links.push_back(StringAttr::get(ctx, "sequential"));
+  module->setAttr(mlir::oflow::OFlowDialect::kMeshAttrName,
+                  mlir::oflow::MeshAttr::get(ctx, shape, names, links));
+  return success();
+}
+
 int runCompiler(MLIRContext &context, const CompileOptions &options) {
   Location cliLoc = NameLoc::get(StringAttr::get(&context, "oflow-compile"));
   // Refuse what this build cannot produce before doing any work.
@@ -203,6 +247,11 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   std::string toolkit = cudaToolkitPath();
   if (codegen && cuda && failed(checkCudaToolkit(cliLoc, toolkit)))
     return 1;
+  if (llvm::is_contained(options.links, "sequential")) {
+    emitError(cliLoc) << "--links: `sequential` is reserved for the axis that "
+                         "--micro-batches adds";
+    return 1;
+  }
   bool multiDevice = false;
   for (int64_t d : options.mesh)
     multiDevice |= d > 1;
@@ -277,7 +326,13 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   auto mesh = (*module)->getAttrOfType<mlir::oflow::MeshAttr>(
       mlir::oflow::OFlowDialect::kMeshAttrName);
   multiDevice |= mesh && mesh.getNumDevices() > 1;
-  bool sbpStages = multiDevice || options.emit == EmitStage::Sbp ||
+  if (options.microBatches > 1) {
+    if (failed(addMicroBatchAxis(*module, options, cliLoc)))
+      return 1;
+    mesh = (*module)->getAttrOfType<mlir::oflow::MeshAttr>(
+        mlir::oflow::OFlowDialect::kMeshAttrName);
+  }
+  bool sbpStages = multiDevice || options.microBatches > 1 || options.emit == EmitStage::Sbp ||
                    options.emit == EmitStage::Partitioned || planOutput;
   if (sbpStages && !mesh)
     module.get()->setAttr(mlir::oflow::OFlowDialect::kMeshAttrName,
@@ -318,7 +373,8 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
                      options.emit != EmitStage::Partitioned &&
                      options.emit != EmitStage::Linalg;
   bool searchLayouts = options.shardState == "auto" && options.planFile.empty() && multiDevice;
-  bool searchRecompute = planRecompute == "auto" && options.mode == Mode::Train;
+  bool searchRecompute = planRecompute == "auto" && options.mode == Mode::Train &&
+                         options.microBatches == 1;
   bool search = stageSearch && (searchLayouts || searchRecompute);
   std::string fixedShard = options.shardState == "auto" ? "none" : options.shardState;
   std::string fixedRecompute = planRecompute == "auto" ? "none" : planRecompute;

@@ -216,6 +216,9 @@ void addSbpPasses(PassManager &pm, const CompileOptions &options) {
   pm.addPass(createVerifySbp());
 }
 
-void addPartitionPasses(PassManager &pm) { pm.addPass(createPartition()); }
+void addPartitionPasses(PassManager &pm) {
+  pm.addPass(createPartition());
+  pm.addPass(createUnrollMicroBatches());
+}
 
 } // namespace oflow

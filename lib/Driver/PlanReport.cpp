@@ -66,9 +66,13 @@ std::string describeSbpPlan(ModuleOp module, StringRef device) {
        << (meshAttr.getLinks().empty() ? StringRef("local (default)")
                                        : meshAttr.getLinks()[a].getValue())
        << llvm::format(", %.0f us + bytes / %.0f GB/s", link.alphaSeconds * 1e6,
-                       link.bytesPerSecond / 1e9)
-       << "\n";
+                       link.bytesPerSecond / 1e9);
+    if (link.sequential)
+      os << " (--micro-batches: one device taking turns; its collectives are sums "
+            "and concatenations in memory, not communication)";
+    os << "\n";
   }
+  std::optional<int64_t> microAxis = sbp::microBatchAxis(meshAttr);
   auto tensorLine = [&](StringRef kind, StringRef name, RankedTensorType type,
                         of::NdSbpAttr layout) {
     sbp::NdSbp nd = sbp::toPlanner(layout);
@@ -100,7 +104,7 @@ std::string describeSbpPlan(ModuleOp module, StringRef device) {
     }
     // How many op results each layout got, and the collectives.
     std::map<std::string, int> layoutCounts;
-    int64_t total = 0, collectives = 0;
+    int64_t total = 0, collectives = 0, ids = 0;
     fn.walk([&](Operation *op) {
       if (auto list = op->getAttrOfType<ArrayAttr>(of::OFlowDialect::kSbpAttrName))
         for (Attribute a : list)
@@ -108,7 +112,9 @@ std::string describeSbpPlan(ModuleOp module, StringRef device) {
       std::optional<int64_t> meshAxis = of::getBoxingMeshAxis(op);
       if (!meshAxis)
         return;
-      ++collectives;
+      bool inMemory = meshAxis == microAxis;
+      collectives += inMemory ? 0 : 1;
+      ++ids;
       for (auto [in, out] : llvm::zip(op->getOperands(), op->getResults())) {
         auto type = cast<RankedTensorType>(in.getType());
         sbp::NdSbp from = sbp::toPlanner(sbp::getValueSbp(in));
@@ -117,12 +123,14 @@ std::string describeSbpPlan(ModuleOp module, StringRef device) {
             mesh, type.getShape(), elementBytes(type.getElementType()), from, to,
             *meshAxis);
         int64_t bytes = step ? step->bytesPerDevice : -1;
-        total += std::max<int64_t>(bytes, 0);
-        os << "collective entry=" << entry.getValue() << " id=" << collectives
+        if (!inMemory)
+          total += std::max<int64_t>(bytes, 0);
+        os << "collective entry=" << entry.getValue() << " id=" << ids
            << " kind=" << (step ? sbp::str(step->kind) : StringRef("?"))
            << " mesh_axis=" << *meshAxis << " tensor="
            << shapeText(type.getShape()) << " from=" << compact(sbp::str(from))
-           << " to=" << compact(sbp::str(to)) << " bytes_per_device=" << bytes << "\n";
+           << " to=" << compact(sbp::str(to)) << " bytes_per_device=" << bytes
+           << (inMemory ? " in_memory=yes" : "") << "\n";
       }
     });
     for (auto &[layout, count] : layoutCounts)
@@ -163,6 +171,13 @@ std::string describeSimulation(ModuleOp module, const DeviceProfile &profile,
                                StringRef precision) {
   auto meshAttr = module->getAttrOfType<of::MeshAttr>(of::OFlowDialect::kMeshAttrName);
   sbp::Mesh mesh = sbp::toPlanner(meshAttr);
+  // --micro-batches: the micro-batches take turns on each device, so ops
+  // split over them are priced whole, and the micro axis's "collectives"
+  // (sums and concatenations in memory) are not communication.
+  std::optional<int64_t> microAxis = sbp::microBatchAxis(meshAttr);
+  sbp::Mesh computeMesh = mesh;
+  if (microAxis)
+    computeMesh.shape[*microAxis] = 1;
   sbp::Device device = sbp::deviceFor(profile, precision);
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -170,6 +185,9 @@ std::string describeSimulation(ModuleOp module, const DeviceProfile &profile,
      << meshAttr.getNumDevices() << " devices), device " << profile.name << ", "
      << precision << " GEMMs; compute and collectives in sequence (the runtime "
         "does not overlap them yet)\n";
+  if (microAxis)
+    os << "# mesh axis " << *microAxis << ": " << meshAttr.getShape()[*microAxis]
+       << " micro-batches in turn on each device (--micro-batches), not devices\n";
   auto isStatic = [](Type t) {
     auto r = dyn_cast<RankedTensorType>(t);
     return r && r.hasStaticShape();
@@ -184,6 +202,8 @@ std::string describeSimulation(ModuleOp module, const DeviceProfile &profile,
     std::map<int64_t, int64_t> axisCount;
     fn.walk([&](Operation *op) {
       if (std::optional<int64_t> meshAxis = of::getBoxingMeshAxis(op)) {
+        if (meshAxis == microAxis)
+          return;
         for (auto [in, out] : llvm::zip(op->getOperands(), op->getResults())) {
           auto type = cast<RankedTensorType>(in.getType());
           std::optional<sbp::BoxingStep> step = sbp::planOneAxisStep(
@@ -210,7 +230,7 @@ std::string describeSimulation(ModuleOp module, const DeviceProfile &profile,
       }
       for (Attribute a : results)
         out.push_back(cast<of::NdSbpAttr>(a));
-      compute += sbp::opComputeSeconds(op, in, out, mesh, device);
+      compute += sbp::opComputeSeconds(op, in, out, computeMesh, device);
       ++ops;
     });
     int64_t bytes = 0, collectives = 0;

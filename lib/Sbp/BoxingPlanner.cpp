@@ -120,10 +120,16 @@ std::optional<StepCost> priceStep(const Mesh &mesh, int64_t totalBytes,
 
   // T: the piece the group along `axis` works on; the other axes' splits
   // have already divided the tensor.
-  int64_t t_ = totalBytes;
+  // A split along a sequential axis (micro-batches) divides nothing: the
+  // device sends each turn's piece in turn.
+  int64_t t_ = totalBytes, turns = 1;
   for (int64_t b = 0, e = mesh.rank(); b < e; ++b)
-    if (b != axis && state[b].isSplit())
-      t_ /= mesh.shape[b];
+    if (b != axis && state[b].isSplit()) {
+      if (mesh.link(b).sequential)
+        turns *= mesh.shape[b];
+      else
+        t_ /= mesh.shape[b];
+    }
   int64_t n = mesh.shape[axis];
   switch (c.kind) {
   case BoxingKind::AllReduce: // ring: reduce-scatter then all-gather
@@ -138,7 +144,7 @@ std::optional<StepCost> priceStep(const Mesh &mesh, int64_t totalBytes,
   }
   if (c.bytes > 0) {
     Link link = mesh.link(axis);
-    c.seconds = link.alphaSeconds + double(c.bytes) / link.bytesPerSecond;
+    c.seconds = turns * link.alphaSeconds + double(c.bytes) / link.bytesPerSecond;
   }
   return c;
 }

@@ -73,6 +73,8 @@ std::optional<Link> linkByName(llvm::StringRef kind) {
     return Link{30e-6, 3e9};
   if (name == "local")
     return Link{2e-6, 10e9};
+  if (name == "sequential")
+    return Link{1e-6, 1e12, /*sequential=*/true};
   return std::nullopt;
 }
 

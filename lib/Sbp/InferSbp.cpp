@@ -51,7 +51,8 @@ public:
   Planner(ModuleOp module, of::MeshAttr meshAttr, sbp::Device device,
           ShardState shardState)
       : ctx(module.getContext()), meshAttr(meshAttr),
-        mesh(sbp::toPlanner(meshAttr)), device(device), shardState(shardState) {}
+        mesh(sbp::toPlanner(meshAttr)), device(device), shardState(shardState),
+        microAxis(sbp::microBatchAxis(meshAttr)) {}
 
   /// Parses the hints; false after reporting a malformed one.
   bool parseHints(ArrayRef<std::string> texts, Location loc);
@@ -88,6 +89,18 @@ private:
   sbp::Mesh mesh;
   sbp::Device device;
   ShardState shardState;
+  /// --micro-batches' axis (the last): hints and stored layouts name the
+  /// other axes; variables are whole on it and inputs split their batch.
+  std::optional<int64_t> microAxis;
+  /// A layout over the other axes, with `entry` on the micro-batch axis.
+  of::NdSbpAttr withMicroEntry(of::NdSbpAttr layout, of::SbpAttr entry) {
+    if (!layout || !microAxis ||
+        layout.getNumMeshAxes() == meshAttr.getNumAxes())
+      return layout;
+    SmallVector<of::SbpAttr> entries(layout.getEntries());
+    entries.push_back(entry);
+    return of::NdSbpAttr::get(ctx, entries);
+  }
   /// `base` (null: all B) with each of its B mesh axes splitting `shape`
   /// along the first tensor axis it still divides (B where none does).
   of::NdSbpAttr shardedLayout(ArrayRef<int64_t> shape, of::NdSbpAttr base);
@@ -123,14 +136,14 @@ static FailureOr<of::NdSbpAttr> parseLayout(MLIRContext *ctx, StringRef text,
 bool Planner::parseHints(ArrayRef<std::string> texts, Location loc) {
   for (const std::string &text : texts) {
     auto [name, layoutText] = StringRef(text).split('=');
-    FailureOr<of::NdSbpAttr> layout =
-        parseLayout(ctx, layoutText, meshAttr.getNumAxes());
+    int64_t userAxes = meshAttr.getNumAxes() - (microAxis ? 1 : 0);
+    FailureOr<of::NdSbpAttr> layout = parseLayout(ctx, layoutText, userAxes);
     if (name.empty() || failed(layout)) {
       emitError(loc) << "--sbp " << text << ": expected NAME=LAYOUT with one "
                      << "of S(i), B, P per mesh axis ("
-                     << meshAttr.getNumAxes() << " for this mesh), e.g. "
+                     << userAxes << " for this mesh), e.g. "
                      << "fc1.weight=S(0)"
-                     << (meshAttr.getNumAxes() > 1 ? ",B" : "");
+                     << (userAxes > 1 ? ",B" : "");
       return false;
     }
     auto pattern = llvm::GlobPattern::create(name);
@@ -169,12 +182,13 @@ LogicalResult Planner::layOutVariables(ModuleOp module) {
   std::stable_partition(variables.begin(), variables.end(), [](of::VariableOp v) {
     return v.getRole() != of::VariableRole::optimizer;
   });
+  of::SbpAttr whole = of::SbpAttr::getBroadcast(ctx);
   for (of::VariableOp var : variables) {
-    of::NdSbpAttr layout = var.getSbpAttr();
+    of::NdSbpAttr layout = withMicroEntry(var.getSbpAttr(), whole);
     if (!layout)
-      layout = hintFor(var.getSymName());
+      layout = withMicroEntry(hintFor(var.getSymName()), whole);
     if (!layout && var.getModelName())
-      layout = hintFor(*var.getModelName());
+      layout = withMicroEntry(hintFor(*var.getModelName()), whole);
     // A scalar cannot be split (the loss scaler's state is optimizer state
     // of the first parameter, whatever that parameter's layout).
     if (!layout && cast<RankedTensorType>(var.getType()).getRank() == 0)
@@ -197,6 +211,12 @@ LogicalResult Planner::layOutVariables(ModuleOp module) {
       return var.emitError() << "variable '" << var.getSymName()
                              << "' cannot be stored as " << layout.str()
                              << ": a stored value is whole (B) or split (S)";
+    if (microAxis && layout.getNumMeshAxes() == meshAttr.getNumAxes() &&
+        !layout.getEntries()[*microAxis].isBroadcast())
+      return var.emitError() << "variable '" << var.getSymName() << "' cannot be stored as "
+                             << layout.str()
+                             << ": the last mesh axis runs the micro-batches "
+                                "(--micro-batches), over which state is whole (B)";
     if (failed(layout.verifyFor(meshAttr, cast<RankedTensorType>(var.getType()).getShape(), [&] {
           return var.emitError() << "variable '" << var.getSymName()
                                  << "' as " << layout.str() << ": ";
@@ -219,7 +239,8 @@ of::NdSbpAttr Planner::shardedLayout(ArrayRef<int64_t> shape, of::NdSbpAttr base
         factor[entry.getAxis()] *= sizes[a];
     }
   for (auto [a, size] : llvm::enumerate(sizes)) {
-    if (!entries[a].isBroadcast() || size == 1)
+    if (!entries[a].isBroadcast() || size == 1 ||
+        static_cast<int64_t>(a) == microAxis)
       continue;
     for (auto [d, extent] : llvm::enumerate(shape))
       if (extent % (factor[d] * size) == 0) {
@@ -252,6 +273,13 @@ double Planner::boxingSeconds(Value value, of::NdSbpAttr from,
 
 double Planner::computeSeconds(Operation *op, ArrayRef<of::NdSbpAttr> operands,
                                ArrayRef<of::NdSbpAttr> results) {
+  // Micro-batches take turns on one device: splitting an op over them
+  // saves no time, so compute is priced as if that axis were one device.
+  if (microAxis) {
+    sbp::Mesh turns = mesh;
+    turns.shape[*microAxis] = 1;
+    return sbp::opComputeSeconds(op, operands, results, turns, device);
+  }
   return sbp::opComputeSeconds(op, operands, results, mesh, device);
 }
 
@@ -472,14 +500,23 @@ LogicalResult Planner::planFunction(func::FuncOp fn) {
         arg.getArgNumber(), of::OFlowDialect::kSbpAttrName);
     auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                 of::OFlowDialect::kNameAttrName);
+    of::SbpAttr batchSplit = of::SbpAttr::getSplit(ctx, 0);
     if (!layout && name)
-      layout = hintFor(name.getValue());
+      layout = withMicroEntry(hintFor(name.getValue()), batchSplit);
+    else
+      layout = withMicroEntry(layout, batchSplit);
     if (!layout && name && type.getRank() > 0) {
       SmallVector<of::SbpAttr> entries;
       int64_t factor = 1;
       for (int64_t axis = 0; axis < numAxes; ++axis) {
         int64_t n = meshAttr.getShape()[axis];
         bool split = type.getDimSize(0) % (factor * n) == 0;
+        if (axis == microAxis && !split)
+          return fn.emitError()
+                 << "input '" << name.getValue() << "': its "
+                 << type.getDimSize(0) / factor
+                 << " rows per device do not divide into " << n
+                 << " micro-batches (--micro-batches)";
         factor *= split ? n : 1;
         entries.push_back(split ? of::SbpAttr::getSplit(ctx, 0)
                                 : of::SbpAttr::getBroadcast(ctx));

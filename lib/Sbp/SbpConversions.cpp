@@ -68,6 +68,19 @@ int64_t elementBytes(Type tensorType) {
   return std::max<int64_t>(1, (element.getIntOrFloatBitWidth() + 7) / 8);
 }
 
+std::optional<int64_t> microBatchAxis(of::MeshAttr mesh) {
+  if (!mesh || mesh.getLinks().empty() || mesh.getLinks().back().getValue() != kSequentialLink)
+    return std::nullopt;
+  return mesh.getNumAxes() - 1;
+}
+
+of::NdSbpAttr dropMeshAxis(of::NdSbpAttr layout, int64_t axis) {
+  SmallVector<of::SbpAttr> entries(layout.getEntries());
+  if (axis >= 0 && axis < static_cast<int64_t>(entries.size()))
+    entries.erase(entries.begin() + axis);
+  return of::NdSbpAttr::get(layout.getContext(), entries);
+}
+
 of::NdSbpAttr getValueSbp(Value value) {
   StringRef name = of::OFlowDialect::kSbpAttrName;
   if (auto result = dyn_cast<OpResult>(value)) {

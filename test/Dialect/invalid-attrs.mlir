@@ -48,7 +48,7 @@ module attributes {oflow.mesh = #oflow.mesh<8x4, links = [ib]>} {
 
 // -----
 
-// expected-error @below {{mesh axis 1 has unknown link kind 'infiniband'; expected local, nvlink, pcie, ib or ethernet}}
+// expected-error @below {{mesh axis 1 has unknown link kind 'infiniband'; expected local, nvlink, pcie, ib, ethernet or sequential}}
 module attributes {oflow.mesh = #oflow.mesh<8x4, links = [ib, infiniband]>} {
 }
 

@@ -22,6 +22,7 @@ Groups (--group):
           divide is a clear error)
   resume  a 2x2 checkpoint resumed on a mesh of 4 and on one device
   faults  wrong -np, a missing shard file: clear errors, no hang
+  micro   --micro-batches 2 and 4 (gradient accumulation) equal one batch
 
   distributed.py --oflow-compile build/bin/oflow-compile --model mlp --group dp
 """
@@ -93,7 +94,7 @@ class Harness:
     def compile(self, model, mesh, hints=(), extra=(), emit="exe"):
         tag = re.sub(r"[^A-Za-z0-9]+", "_",
                      f"{model}-{mesh}-{'-'.join(hints)}-{'-'.join(extra)}")
-        out = os.path.join(self.work, tag + (".plan" if emit == "plan" else ""))
+        out = os.path.join(self.work, tag + ("" if emit == "exe" else "." + emit))
         cmd = [self.compiler, f"examples/{model}/{model}.onnx", "--target", "cpu",
                "-O0", "-o", out, f"--emit={emit}"]
         if mesh != "1":
@@ -103,6 +104,7 @@ class Harness:
         if "--lr" not in extra:
             cmd += ["--lr", "0.01"]  # torch.optim's 1e-3 learns too little in 20 steps
         proc = run(cmd + list(extra))
+        self.last_stderr = proc.stderr
         if proc.returncode != 0:
             check(False, f"compile {model} on {mesh} {list(hints)}: {proc.stderr.strip()[-400:]}")
             return None
@@ -626,9 +628,95 @@ def group_recompute(h, model):
               f"device, below 90% of the {none} B without it")
 
 
+def collective_elements(exe_path):
+    """Elements entering collectives in one train step (--emit=partitioned
+    written next to the executable by group_micro)."""
+    total, inside = 0, False
+    with open(exe_path) as f:
+        for line in f:
+            if "func.func @oflow_train_step" in line:
+                inside = True
+            elif "func.func @" in line:
+                inside = False
+            if not inside or not re.search(r"oflow\.(all_reduce|reduce_scatter|all_gather|all_to_all) ", line):
+                continue
+            operands = line.rsplit(":", 1)[1].split("->")[0]
+            for dims in re.findall(r"tensor<([0-9x]*)[a-z]", operands):
+                n = 1
+                for d in dims.split("x"):
+                    n *= int(d) if d else 1
+                total += n
+    return total
+
+
+def group_micro(h, model):
+    """--micro-batches K (issue #15 item 4): gradient accumulation. With SGD
+    and with AdamW, on one device and on meshes 2 and 2x2: the 20 losses of
+    K = 2 and 4 equal the single-device single-batch run's within 1e-5
+    relative, and the first step's gradients (--dump-grads) the same mesh's
+    K = 1 gradients within 1e-6; no more values enter collectives per step
+    than with K = 1 (gradients are summed over the micro-batches first,
+    then all-reduced once); the GPT's arena on one device shrinks as K
+    grows."""
+    import numpy as np
+
+    def grads(exe, mesh):
+        out = exe + ".grads"
+        argv = [exe, "--steps", "1", "--dump-grads", out]
+        for d in DATA[model]:
+            argv += ["--data", d]
+        proc = mpirun(devices(mesh), argv) if mesh != "1" else run(argv)
+        if proc.returncode != 0:
+            check(False, f"--dump-grads {exe}: {proc.stderr.strip()[-400:]}")
+            return None
+        return {n: np.load(os.path.join(out, n)) for n in sorted(os.listdir(out))}
+
+    def peak():
+        m = re.search(r"memory plan \(train\): peak ([0-9.]+) (KiB|MiB)", h.last_stderr)
+        return float(m.group(1)) * (1024 if m.group(2) == "MiB" else 1) if m else None
+
+    per_device = {"mlp": [("1", 2), ("1", 4), ("2", 4), ("2x2", 2)],
+                  "gpt": [("1", 2), ("1", 4), ("2", 2), ("2x2", 2)],
+                  "cnn": [("1", 2), ("2x2", 2)]}[model]
+    for opt in ["sgd", "adamw"]:
+        extra = ["--optimizer", opt]
+        base, peaks = {}, {}
+        for mesh in sorted({m for m, _ in per_device}):
+            exe = h.compile(model, mesh, extra=extra)
+            peaks[(mesh, 1)] = peak()
+            part = h.compile(model, mesh, extra=extra, emit="partitioned")
+            base[mesh] = (grads(exe, mesh) if exe else None,
+                          collective_elements(part) if part else None)
+        for mesh, k in per_device:
+            what = f"{model} ({opt}) on {mesh} with --micro-batches {k}"
+            more = extra + ["--micro-batches", str(k)]
+            exe = h.compile(model, mesh, extra=more)
+            peaks[(mesh, k)] = peak()
+            if not exe:
+                continue
+            h.same_losses(model, mesh, h.train(exe, model, mesh), what, extra)
+            ref_grads, ref_elements = base[mesh]
+            got = grads(exe, mesh)
+            worst = max((float(np.abs(got[n] - g).max()) for n, g in ref_grads.items()),
+                        default=None) if got and ref_grads and got.keys() == ref_grads.keys() else None
+            check(worst is not None and worst <= 1e-6,
+                  f"{what}: first-step gradients within 1e-6 of K = 1's (worst {worst})")
+            if mesh != "1":
+                part = h.compile(model, mesh, extra=more, emit="partitioned")
+                elements = collective_elements(part) if part else None
+                check(elements is not None and ref_elements and 0 < elements <= ref_elements,
+                      f"{what}: {elements} values enter collectives per step, no more "
+                      f"than with K = 1 ({ref_elements})")
+        if model == "gpt":  # activations dominate its arena (the MLP's: gradients)
+            one = [peaks.get(("1", k)) for k in (1, 2, 4)]
+            check(None not in one and one[0] > one[1] > one[2],
+                  f"{model} ({opt}) on one device: the arena shrinks with K = 1, 2, 4 "
+                  f"({one} KiB)")
+
+
 GROUPS = {"dp": group_dp, "tp": group_tp, "2d": group_2d, "zero": group_zero,
           "plan": group_plan, "resume": group_resume, "faults": group_faults,
-          "memory": group_memory, "recompute": group_recompute}
+          "memory": group_memory, "recompute": group_recompute, "micro": group_micro}
 
 
 def main():

@@ -263,6 +263,37 @@ TEST(BoxingPlannerTest, SlowAxisCostsMore) {
   EXPECT_EQ(summary(*p), "local-slice@1 0; all-reduce@0 1835008; all-gather@1 3145728");
 }
 
+TEST(BoxingPlannerTest, SequentialAxisDividesNoCollective) {
+  // --micro-batches' axis: its "devices" are one device taking turns. A
+  // collective on another axis of a value split over it runs once per turn
+  // on its piece: the whole value's bytes, a latency per turn.
+  Mesh m = mesh({8, 4}, {"ib", "sequential"});
+  llvm::SmallVector<int64_t> shape{64, 16384};
+  std::optional<BoxingStep> whole =
+      planOneAxisStep(m, shape, 4, nd("[P, B]"), nd("[B, B]"), 0);
+  std::optional<BoxingStep> turns =
+      planOneAxisStep(m, shape, 4, nd("[P, S(0)]"), nd("[B, S(0)]"), 0);
+  ASSERT_TRUE(whole && turns);
+  EXPECT_EQ(turns->bytesPerDevice, whole->bytesPerDevice);
+  EXPECT_DOUBLE_EQ(turns->seconds, whole->seconds + 3 * 46e-6);
+  // On a parallel axis the same split quarters what crosses IB.
+  Mesh parallel = mesh({8, 4}, {"ib", "nvlink"});
+  std::optional<BoxingStep> quarter =
+      planOneAxisStep(parallel, shape, 4, nd("[P, S(0)]"), nd("[B, S(0)]"), 0);
+  ASSERT_TRUE(quarter);
+  EXPECT_EQ(quarter->bytesPerDevice * 4, whole->bytesPerDevice);
+  // So summing the micro-batches' gradients shrinks nothing that crosses
+  // the network: the planner sums them first (a local all-reduce), then
+  // all-reduces once, instead of splitting the reduction over the turns.
+  std::optional<BoxingPlan> p = planBoxing(m, shape, 4, nd("[P, P]"), nd("[B, B]"));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(summary(*p), "all-reduce@1 6291456; all-reduce@0 7340032");
+  int64_t networkBytes = 0;
+  for (const BoxingStep &s : p->steps)
+    networkBytes += s.meshAxis == 0 ? s.bytesPerDevice : 0;
+  EXPECT_EQ(networkBytes, whole->bytesPerDevice);
+}
+
 TEST(BoxingPlannerTest, EveryPairIsWellFormedAndDeterministic) {
   const char *entries[] = {"B", "S(0)", "S(1)", "P(sum)", "P(max)"};
   for (Mesh m : {mesh({2, 2}), mesh({4, 2}), mesh({8, 4}, {"ib", "nvlink"})}) {

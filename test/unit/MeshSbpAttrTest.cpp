@@ -207,9 +207,9 @@ TEST_F(MeshSbpAttrTest, AxisDisplayNames) {
 
 TEST_F(MeshSbpAttrTest, KnownLinkKinds) {
   ArrayRef<llvm::StringLiteral> kinds = MeshAttr::getKnownLinkKinds();
-  for (StringRef kind : {"local", "nvlink", "pcie", "ib", "ethernet"})
+  for (StringRef kind : {"local", "nvlink", "pcie", "ib", "ethernet", "sequential"})
     EXPECT_TRUE(llvm::is_contained(kinds, kind)) << kind.str();
-  EXPECT_EQ(kinds.size(), 5u);
+  EXPECT_EQ(kinds.size(), 6u);
 }
 
 TEST_F(MeshSbpAttrTest, MeshVerifier) {
@@ -240,7 +240,7 @@ TEST_F(MeshSbpAttrTest, MeshVerifier) {
   EXPECT_EQ(check({8, 4}, {}, {"ib"}), "mesh has 2 axes but 1 link kinds");
   EXPECT_EQ(check({8, 4}, {}, {"ib", "infiniband"}),
             "mesh axis 1 has unknown link kind 'infiniband'; expected local, "
-            "nvlink, pcie, ib or ethernet");
+            "nvlink, pcie, ib, ethernet or sequential");
 }
 
 TEST_F(MeshSbpAttrTest, MeshPrintParse) {

@@ -150,6 +150,12 @@ int run(int argc, char **argv) {
                  "views, softmax, layer norm), all (GEMMs too), a regular "
                  "expression over ONNX node names, or auto (default: none "
                  "unless --memory-limit needs it)");
+  app.add_option("--micro-batches", options.microBatches,
+                 "gradient accumulation: run each step's batch as K "
+                 "micro-batches in turn (activations of one at a time), sum "
+                 "their gradients and synchronise once per step (default 1)")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 20)
+                 .description("a positive count"));
   app.add_flag("--print-weights", options.printWeights,
                "print weights in full in IR output (default: elided)");
   int64_t batch = 0;

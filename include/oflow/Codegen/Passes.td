@@ -139,7 +139,11 @@ def DropRecomputeBarriers : Pass<"oflow-drop-recompute-barriers", "mlir::func::F
     CSE never merges, so the copy of the computation stays apart from its
     original through lowering and the CSE runs that follow. Run after the
     last CSE, right before bufferization, this replaces each barrier by %x
-    (no copy is made).
+    (no copy is made). `oflow-unroll-micro-batches` puts the same barrier,
+    marked `oflow_accumulate_barrier`, on each gradient accumulator before
+    the next micro-batch adds to it, so that elementwise fusion (which runs
+    before this pass) cannot merge the chain of additions into the
+    optimizer update and keep every micro-batch's gradient alive until then.
   }];
 }
 

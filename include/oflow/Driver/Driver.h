@@ -115,6 +115,12 @@ struct CompileOptions {
   /// expression over ONNX node names, or auto (none unless the memory limit
   /// needs it: the search tries selective, then all).
   std::string recompute = "auto";
+  /// Gradient accumulation (--micro-batches): each step's batch runs as
+  /// this many micro-batches one after the other, their gradients summed,
+  /// one synchronisation per step. Planned as a trailing mesh axis named
+  /// `micro` that oflow-unroll-micro-batches turns into time after
+  /// partitioning.
+  int64_t microBatches = 1;
   /// A plan file (--plan, written by --emit=plan-json): the nd-SBP of
   /// every variable and input, compiled exactly.
   std::string planFile;

@@ -62,6 +62,11 @@ std::optional<NdSbp> parseNdSbp(llvm::StringRef text);
 struct Link {
   double alphaSeconds;
   double bytesPerSecond;
+  /// The axis's devices are one device taking turns (--micro-batches): a
+  /// collective on another axis of a value split along this one runs once
+  /// per turn on its piece, so the whole value's bytes and one latency per
+  /// turn.
+  bool sequential = false;
 };
 
 /// Round numbers per link kind: latency, and the bus bandwidth a device
@@ -74,6 +79,9 @@ struct Link {
 ///                               per GPU: 8 rails, ~370 GB/s per node)
 ///   ethernet 30 us,   3 GB/s
 ///   local     2 us,  10 GB/s   (CPU ranks on one machine, shared memory)
+///   sequential 1 us, 1 TB/s    (--micro-batches' axis: one device taking
+///                               turns; its "collectives" are local sums,
+///                               concatenations and slices)
 /// std::nullopt for an unknown name.
 std::optional<Link> linkByName(llvm::StringRef kind);
 /// The link used where a mesh axis declares none.

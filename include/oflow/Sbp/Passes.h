@@ -7,6 +7,7 @@
 #define OFLOW_SBP_PASSES_H
 
 #include "OFlow/OFlowDialect.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Pass/Pass.h"
 
 namespace oflow {

@@ -140,4 +140,23 @@ def Partition : Pass<"oflow-partition", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::oflow::OFlowDialect"];
 }
 
+def UnrollMicroBatches : Pass<"oflow-unroll-micro-batches", "::mlir::ModuleOp"> {
+  let summary = "gradient accumulation: the micro-batch mesh axis becomes time";
+  let description = [{
+    `--micro-batches K` plans the step on one more mesh axis, the last, of
+    K devices linked `sequential`: data parallelism over micro-batches. After
+    oflow-partition, this pass runs that axis's K pieces one after the other
+    on each device: values B on the axis are computed once, values S on it
+    once per micro-batch (a lane), and values P on it are summed as the lanes
+    produce them (gradient accumulation: one accumulator, and the other
+    axes' collectives run once per step on it). Boxing on the axis becomes
+    local sums, concatenations and slices; the ops are then ordered lane by
+    lane so that one micro-batch's activations are live at a time. The axis
+    leaves the mesh and every nd-SBP. A no-op on meshes without such an
+    axis.
+  }];
+  let dependentDialects = ["::mlir::oflow::OFlowDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
+}
+
 #endif // OFLOW_SBP_PASSES_TD

@@ -24,6 +24,16 @@ mlir::oflow::NdSbpAttr toAttr(mlir::MLIRContext *ctx, const NdSbp &nd);
 /// All-B on `numAxes` mesh axes.
 mlir::oflow::NdSbpAttr broadcastNdSbp(mlir::MLIRContext *ctx, int64_t numAxes);
 
+/// The link kind of --micro-batches' mesh axis: one device taking turns.
+inline constexpr llvm::StringLiteral kSequentialLink = "sequential";
+
+/// The index of the mesh's micro-batch axis (its last axis, when that axis's
+/// link is `sequential`); std::nullopt when it has none.
+std::optional<int64_t> microBatchAxis(mlir::oflow::MeshAttr mesh);
+
+/// `layout` without its entry on mesh axis `axis`.
+mlir::oflow::NdSbpAttr dropMeshAxis(mlir::oflow::NdSbpAttr layout, int64_t axis);
+
 /// Bytes of one element of a tensor value (bool = 1).
 int64_t elementBytes(mlir::Type tensorType);
 

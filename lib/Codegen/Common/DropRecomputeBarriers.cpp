@@ -24,7 +24,9 @@ struct DropRecomputeBarriersPass
   void runOnOperation() override {
     SmallVector<bufferization::AllocTensorOp> barriers;
     getOperation().walk([&](bufferization::AllocTensorOp op) {
-      if (op->hasAttr("oflow_recompute_barrier") && op.getCopy())
+      if ((op->hasAttr("oflow_recompute_barrier") ||
+           op->hasAttr("oflow_accumulate_barrier")) &&
+          op.getCopy())
         barriers.push_back(op);
     });
     for (bufferization::AllocTensorOp op : barriers) {
