@@ -16,8 +16,9 @@ known-answer vectors, then:
      each step of plain SGD), kept values are R / (1 - ratio), the kept
      fraction is within 5 sigma of 1 - ratio, and consecutive steps' masks
      overlap as independent draws do;
-  2. meshes (--mesh 2x2 ...), where data parallelism splits both dropouts:
-     the probe's gradient under mpirun equals the one-device gradient
+  2. meshes (--mesh 2x2 ...), where data parallelism splits both dropouts,
+     and gradient accumulation (--micro-batches K, on one device and on the
+     first mesh): the probe's gradient equals the one-device gradient
      exactly and its losses over 3 steps agree (the masks do not depend on
      the plan);
   3. PyTorch: an MLP with dropout between its layers, trained 10 SGD steps
@@ -172,27 +173,34 @@ def check_masks(args, tmp, problems):
 
 
 def check_meshes(args, tmp, probes, problems):
-    for mesh in args.mesh:
+    """Each mesh, and --micro-batches K on one device and on the first mesh
+    (micro-batch k of a rank is rows k*B/(NK).. of its rows, and its masks
+    are those rows' masks)."""
+    plans = [(mesh, 1) for mesh in args.mesh]
+    plans += [(mesh, k) for k in args.micro_batches for mesh in ["1"] + args.mesh[:1]]
+    for mesh, k in plans:
         ranks = int(np.prod([int(d) for d in mesh.split("x")]))
+        what = f"mesh {mesh}" + (f" with --micro-batches {k}" if k > 1 else "")
         for ratio, (path, data, g, losses) in probes.items():
-            exe = os.path.join(tmp, f"probe_{ratio}_{mesh}")
-            flags = [path, "--target", args.target, "--optimizer", "sgd", "--lr", "1", "--mesh", mesh]
+            exe = os.path.join(tmp, f"probe_{ratio}_{mesh}_{k}")
+            flags = [path, "--target", args.target, "--optimizer", "sgd", "--lr", "1",
+                     "--mesh", mesh, "--micro-batches", str(k)]
             ir = run([args.oflow_compile, *flags, "--emit=partitioned", "-o", "-"]).stdout
             if ir.count(" offsets(") < 2:
-                problems.append(f"mesh {mesh}: the probe's dropouts are not split "
+                problems.append(f"{what}: the probe's dropouts are not split "
                                 f"(the plan changed; this check needs split ones)")
             run([args.oflow_compile, *flags, "-o", exe])
-            dump, log = os.path.join(tmp, f"grads_{ratio}_{mesh}"), os.path.join(tmp, f"log_{ratio}_{mesh}")
+            dump, log = os.path.join(tmp, f"grads_{ratio}_{mesh}_{k}"), os.path.join(tmp, f"log_{ratio}_{mesh}_{k}")
             mpirun(ranks, [exe, "--steps", "1", "--dump-grads", dump] + data)
             got = np.load(os.path.join(dump, "W.npy"))
             if not np.array_equal(got, g):
-                problems.append(f"mesh {mesh}, ratio {ratio}: the gradient differs from one "
+                problems.append(f"{what}, ratio {ratio}: the gradient differs from one "
                                 f"device's in {np.sum(got != g)} elements")
             mpirun(ranks, [exe, "--steps", "3", "--log-json", log] + data)
             mesh_losses = losses_of(log)
             if not np.allclose(mesh_losses, losses, rtol=1e-5, atol=1e-5):
-                problems.append(f"mesh {mesh}, ratio {ratio}: losses {mesh_losses}, one device {losses}")
-        print(f"mesh {mesh}: gradients equal one device's, losses agree")
+                problems.append(f"{what}, ratio {ratio}: losses {mesh_losses}, one device {losses}")
+        print(f"{what}: gradients equal one device's, losses agree")
 
 
 # ---------------------------------------------------------------------------
@@ -279,6 +287,9 @@ def main():
     ap.add_argument("--target", default="cpu", choices=["cpu", "cuda-emulated", "cuda"])
     ap.add_argument("--mesh", nargs="*", default=[], metavar="MESH",
                     help="meshes whose probe gradients must equal one device's (mpirun)")
+    ap.add_argument("--micro-batches", nargs="*", type=int, default=[], metavar="K",
+                    help="gradient accumulation counts checked the same way, on one "
+                         "device and on the first --mesh")
     args = ap.parse_args()
     check_known_answers()
     problems = []
