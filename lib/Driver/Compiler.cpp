@@ -174,8 +174,6 @@ static LogicalResult addMicroBatchAxis(ModuleOp module, const CompileOptions &op
   if (options.emit == EmitStage::PlanJson)
     return refuse("--emit=plan-json cannot write micro-batches yet (plan files name the "
                   "mesh's own axes only)");
-  if (options.recompute != "none" && options.recompute != "auto")
-    return refuse("cannot be combined with --recompute yet");
   MLIRContext *ctx = module.getContext();
   auto mesh = module->getAttrOfType<mlir::oflow::MeshAttr>(
       mlir::oflow::OFlowDialect::kMeshAttrName);
@@ -373,8 +371,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
                      options.emit != EmitStage::Partitioned &&
                      options.emit != EmitStage::Linalg;
   bool searchLayouts = options.shardState == "auto" && options.planFile.empty() && multiDevice;
-  bool searchRecompute = planRecompute == "auto" && options.mode == Mode::Train &&
-                         options.microBatches == 1;
+  bool searchRecompute = planRecompute == "auto" && options.mode == Mode::Train;
   bool search = stageSearch && (searchLayouts || searchRecompute);
   std::string fixedShard = options.shardState == "auto" ? "none" : options.shardState;
   std::string fixedRecompute = planRecompute == "auto" ? "none" : planRecompute;
@@ -416,7 +413,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
       if (options.emit == EmitStage::Simulate)
         planReport = describeSimulation(*module, *profile, options.precision);
       if (failed(runStage("partition", [&](PassManager &pm) {
-            addPartitionPasses(pm);
+            addPartitionPasses(pm, planOptions);
             return success();
           })))
         return 1;

@@ -102,22 +102,29 @@ LogicalResult addTrainingPasses(PassManager &pm, const CompileOptions &options) 
   return success();
 }
 
+/// --recompute's pass, when it asks for one.
+static void addRecomputePass(PassManager &pm, const CompileOptions &options) {
+  if (options.recompute == "none" || options.recompute == "auto")
+    return;
+  RecomputeOptions recompute;
+  if (options.recompute == "selective" || options.recompute == "all") {
+    recompute.mode = options.recompute;
+  } else {
+    recompute.mode = "all";
+    recompute.names = options.recompute;
+  }
+  pm.addPass(createRecompute(recompute));
+}
+
 LogicalResult addLinalgPasses(PassManager &pm, const CompileOptions &options) {
   std::string autocast;
   if (options.precision != "fp32")
     autocast = ",func.func(oflow-autocast{precision=" + options.precision + "})";
   // oneDNN's convolutions are f32: with mixed precision the CPU keeps the
   // GEMM path, whose operands oflow-autocast rounds like every target's.
-  if (options.recompute != "none" && options.recompute != "auto") {
-    RecomputeOptions recompute;
-    if (options.recompute == "selective" || options.recompute == "all") {
-      recompute.mode = options.recompute;
-    } else {
-      recompute.mode = "all";
-      recompute.names = options.recompute;
-    }
-    pm.addPass(createRecompute(recompute));
-  }
+  // With micro-batches the partition stage has recomputed (addPartitionPasses).
+  if (options.microBatches == 1)
+    addRecomputePass(pm, options);
   std::string lower = "oflow-lower-to-linalg";
   if (options.target == Target::Cpu && options.convLibrary == "dnnl" &&
       options.precision == "fp32")
@@ -216,8 +223,12 @@ void addSbpPasses(PassManager &pm, const CompileOptions &options) {
   pm.addPass(createVerifySbp());
 }
 
-void addPartitionPasses(PassManager &pm) {
+void addPartitionPasses(PassManager &pm, const CompileOptions &options) {
   pm.addPass(createPartition());
+  // Micro-batches: recomputation finds the forward/backward boundary of the
+  // one step before the step becomes K lanes, each then with its copies.
+  if (options.microBatches > 1)
+    addRecomputePass(pm, options);
   pm.addPass(createUnrollMicroBatches());
 }
 

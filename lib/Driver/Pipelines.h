@@ -34,8 +34,9 @@ int64_t programBatch(mlir::ModuleOp module);
 
 /// SBP choice, boxing and bucketing on the training graph (stage 3-4).
 void addSbpPasses(mlir::PassManager &pm, const CompileOptions &options);
-/// Global to local shapes (stage 5).
-void addPartitionPasses(mlir::PassManager &pm);
+/// Global to local shapes (stage 5), and with --micro-batches the micro
+/// axis turned into time (after recomputation, which it copies per lane).
+void addPartitionPasses(mlir::PassManager &pm, const CompileOptions &options);
 
 /// --emit=plan: tensors, layouts and collectives (after boxing, before
 /// partitioning) and the per-device memory (after memory planning).

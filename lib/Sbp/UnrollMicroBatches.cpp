@@ -353,7 +353,8 @@ LogicalResult Unroller::unrollGeneric(Operation *op) {
     return success();
   }
   // Once per micro-batch.
-  if (!isMemoryEffectFree(op))
+  // A fresh tensor (oflow-recompute's barrier copies) is one per lane.
+  if (!isMemoryEffectFree(op) && !isa<bufferization::AllocTensorOp>(op))
     return op->emitOpError("would run once per micro-batch, but has side effects");
   for (int64_t k = 0; k < count; ++k) {
     IRMapping map;

@@ -126,7 +126,10 @@ def DuplicateInitFills : Pass<"oflow-duplicate-init-fills", "mlir::func::FuncOp"
     destination written in place) its own fill on its own `tensor.empty`,
     so that each destination is filled where it lives: a memset instead of
     a fill plus copies, and a zero-filled GEMM output that
-    oflow-linalg-to-blas can turn into the call's beta = 0.
+    oflow-linalg-to-blas can turn into the call's beta = 0. A `tensor.empty`
+    that CSE made the destination of many ops is likewise given one copy
+    per destination: shared, one-shot bufferization's analysis compares
+    every pair of writes into it (quadratic in its uses).
   }];
   let dependentDialects = ["mlir::tensor::TensorDialect", "mlir::linalg::LinalgDialect"];
 }

@@ -6,7 +6,7 @@
 // a fill plus one copy per use, instead of a fill per use. Giving each
 // destination its own fill (on its own tensor.empty, which CSE then no
 // longer sees as one value once bufferized) lets bufferization fill each
-// destination in place.
+// destination in place. Bare tensor.empty destinations get one each too.
 //
 //===----------------------------------------------------------------------===//
 #include "oflow/Codegen/Passes.h"
@@ -62,6 +62,37 @@ struct DuplicateInitFillsPass
           mapping.map(empty.getResult(), b.clone(*empty)->getResult(0));
         Operation *copy = b.clone(*fill, mapping);
         use->set(copy->getResult(0));
+      }
+    }
+    // Bare tensor.empty destinations: CSE merges those of one type into one
+    // value, and one-shot bufferization's analysis compares every pair of
+    // in-place writes into it, quadratic in its uses (--micro-batches 8 gave
+    // one empty tensor 160 destinations). Each run of kMaxShared
+    // destinations, in program order, gets its own: the analysis stays
+    // linear, and the runs keep what sharing gives (one buffer that ops
+    // with disjoint lifetimes write in turn).
+    constexpr size_t kMaxShared = 32;
+    SmallVector<tensor::EmptyOp> empties;
+    getOperation().walk([&](tensor::EmptyOp empty) {
+      if (!empty->use_empty() &&
+          static_cast<size_t>(llvm::range_size(empty->getUses())) > kMaxShared)
+        empties.push_back(empty);
+    });
+    for (tensor::EmptyOp empty : empties) {
+      SmallVector<OpOperand *> inits;
+      for (OpOperand &use : empty->getUses())
+        if (isInit(use))
+          inits.push_back(&use);
+      llvm::sort(inits, [&](OpOperand *a, OpOperand *b) {
+        return order.lookup(a->getOwner()) < order.lookup(b->getOwner());
+      });
+      Value current;
+      for (size_t i = kMaxShared; i < inits.size(); ++i) {
+        if (i % kMaxShared == 0) {
+          OpBuilder b(inits[i]->getOwner());
+          current = b.clone(*empty)->getResult(0);
+        }
+        inits[i]->set(current);
       }
     }
   }
