@@ -42,7 +42,7 @@ void addBufferizePipeline(OpPassManager &pm, const BufferizeOptions &options) {
   PlanMemoryOptions plan;
   plan.reuse = options.reuseBuffers;
   plan.hostFlag = options.gpu;
-  plan.byLevel = options.gpu;
+  plan.byLevel = options.gpu && options.planByLevel;
   pm.addPass(createPlanMemory(plan));
   pm.addPass(createLinalgToBlas());
   pm.addPass(createLowerRuntimeCalls());

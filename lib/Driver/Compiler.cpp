@@ -433,6 +433,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
           bufferize.gpu = gpu;
           bufferize.fuseElementwise = options.fuseElementwise;
           bufferize.reuseBuffers = options.reuseBuffers;
+          bufferize.planByLevel = options.microBatches == 1;
           addBufferizePipeline(pm, bufferize);
           return success();
         })))

@@ -66,6 +66,8 @@ struct StepCost {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+constexpr double kJoinTurnsSeconds = 1.0;
+
 /// Prices changing `state[axis]` from `f` to `t` (f != t) for a tensor of
 /// `totalBytes`; `state` is the layout on the other mesh axes (valid, as are
 /// both end points). std::nullopt when it is not one plain 1-D step.
@@ -145,6 +147,14 @@ std::optional<StepCost> priceStep(const Mesh &mesh, int64_t totalBytes,
   if (c.bytes > 0) {
     Link link = mesh.link(axis);
     c.seconds = turns * link.alphaSeconds + double(c.bytes) / link.bytesPerSecond;
+    // Joining the micro-batches of a sequential axis (all-gather,
+    // all-to-all) waits for every one of them, so all their activations up
+    // to there are alive together: what gradient accumulation is for
+    // undone. Priced at a second, the planner takes it only when nothing
+    // else works (a sum over them, P -> B, is the accumulation itself).
+    if (link.sequential &&
+        (c.kind == BoxingKind::AllGather || c.kind == BoxingKind::AllToAll))
+      c.seconds += kJoinTurnsSeconds;
   }
   return c;
 }

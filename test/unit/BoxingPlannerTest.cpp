@@ -292,6 +292,16 @@ TEST(BoxingPlannerTest, SequentialAxisDividesNoCollective) {
   for (const BoxingStep &s : p->steps)
     networkBytes += s.meshAxis == 0 ? s.bytesPerDevice : 0;
   EXPECT_EQ(networkBytes, whole->bytesPerDevice);
+  // Joining the turns (all-gather on the sequential axis) would keep every
+  // micro-batch's activations alive together: priced as a last resort.
+  std::optional<BoxingStep> join =
+      planOneAxisStep(m, shape, 4, nd("[B, S(0)]"), nd("[B, B]"), 1);
+  ASSERT_TRUE(join);
+  EXPECT_GE(join->seconds, 1.0);
+  std::optional<BoxingStep> sum =
+      planOneAxisStep(m, shape, 4, nd("[B, P]"), nd("[B, B]"), 1);
+  ASSERT_TRUE(sum);
+  EXPECT_LT(sum->seconds, 1e-3);
 }
 
 TEST(BoxingPlannerTest, EveryPairIsWellFormedAndDeterministic) {

@@ -46,6 +46,11 @@ struct BufferizeOptions {
   /// every buffer has bytes of its own in the arena.
   bool fuseElementwise = true;
   bool reuseBuffers = true;
+  /// GPU targets: buffer lifetimes in dependence levels (independent
+  /// kernels keep sharing a launch; oflow-plan-memory's by-level), else in
+  /// program steps. Micro-batches plan in steps: their lanes are
+  /// independent, so by level every lane's buffers would be live together.
+  bool planByLevel = true;
 };
 void addBufferizePipeline(mlir::OpPassManager &pm,
                           const BufferizeOptions &options = {});
