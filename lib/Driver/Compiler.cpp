@@ -161,25 +161,20 @@ static void reportMemoryPlan(ModuleOp module, const CompileOptions &options) {
 /// `sequential` (data parallelism over micro-batches, which
 /// oflow-unroll-micro-batches turns into time after partitioning).
 static LogicalResult addMicroBatchAxis(ModuleOp module, const CompileOptions &options,
-                                       Location cliLoc) {
+                                       int64_t count, Location cliLoc) {
   auto refuse = [&](StringRef why) -> LogicalResult {
-    emitError(cliLoc) << "--micro-batches " << options.microBatches << ": " << why;
+    emitError(cliLoc) << "--micro-batches " << count << ": " << why;
     return failure();
   };
   if (options.mode != Mode::Train)
     return refuse("gradient accumulation needs --mode train");
-  if (!options.planFile.empty())
-    return refuse("cannot be combined with --plan yet (plan files name the "
-                  "mesh's own axes only)");
-  if (options.emit == EmitStage::PlanJson)
-    return refuse("--emit=plan-json cannot write micro-batches yet (plan files name the "
-                  "mesh's own axes only)");
   MLIRContext *ctx = module.getContext();
   auto mesh = module->getAttrOfType<mlir::oflow::MeshAttr>(
       mlir::oflow::OFlowDialect::kMeshAttrName);
-  SmallVector<int64_t> shape;
+  // One device is mesh [1]: hints and plan files keep their one entry.
+  SmallVector<int64_t> shape = {1};
   SmallVector<StringAttr> names, links;
-  if (mesh && mesh.getNumDevices() > 1) {
+  if (mesh) {
     shape.assign(mesh.getShape().begin(), mesh.getShape().end());
     names.assign(mesh.getAxisNames().begin(), mesh.getAxisNames().end());
     links.assign(mesh.getLinks().begin(), mesh.getLinks().end());
@@ -192,7 +187,7 @@ static LogicalResult addMicroBatchAxis(ModuleOp module, const CompileOptions &op
     links.assign(shape.size(), StringAttr::get(ctx, "local"));
   if (!names.empty())
     names.push_back(StringAttr::get(ctx, "micro"));
-  shape.push_back(options.microBatches);
+  shape.push_back(count);
   links.push_back(StringAttr::get(ctx, "sequential"));
   module->setAttr(mlir::oflow::OFlowDialect::kMeshAttrName,
                   mlir::oflow::MeshAttr::get(ctx, shape, names, links));
@@ -324,17 +319,6 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   auto mesh = (*module)->getAttrOfType<mlir::oflow::MeshAttr>(
       mlir::oflow::OFlowDialect::kMeshAttrName);
   multiDevice |= mesh && mesh.getNumDevices() > 1;
-  if (options.microBatches > 1) {
-    if (failed(addMicroBatchAxis(*module, options, cliLoc)))
-      return 1;
-    mesh = (*module)->getAttrOfType<mlir::oflow::MeshAttr>(
-        mlir::oflow::OFlowDialect::kMeshAttrName);
-  }
-  bool sbpStages = multiDevice || options.microBatches > 1 || options.emit == EmitStage::Sbp ||
-                   options.emit == EmitStage::Partitioned || planOutput;
-  if (sbpStages && !mesh)
-    module.get()->setAttr(mlir::oflow::OFlowDialect::kMeshAttrName,
-                          mlir::oflow::MeshAttr::get(&context, {1}));
   MemoryLimit limit = memoryLimitFor(options, *profile);
   // --shard-state auto: data parallelism first; when its plan does not fit
   // the memory limit, the optimizer state split over the mesh (ZeRO-2: the
@@ -343,6 +327,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   // --plan: every variable and input as the file says; nothing to search.
   std::vector<std::string> planHints;
   std::string planRecompute = options.recompute; // --recompute, or the plan's
+  int64_t microBatches = options.microBatches;   // --micro-batches, or the plan's
   if (!options.planFile.empty()) {
     if (!options.sbpHints.empty()) {
       emitError(cliLoc) << "--plan and --sbp cannot be combined (the plan gives every "
@@ -360,7 +345,29 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     planHints = std::move(plan->hints);
     if (options.recompute == "auto")
       planRecompute = plan->recompute;
+    if (plan->microBatches > 1 && options.microBatches > 1 &&
+        plan->microBatches != options.microBatches) {
+      emitError(cliLoc) << "--plan " << options.planFile << " is for "
+                        << plan->microBatches << " micro-batches, not "
+                        << options.microBatches << " (--micro-batches)";
+      return 1;
+    }
+    if (plan->microBatches > 1)
+      microBatches = plan->microBatches;
   }
+  // Gradient accumulation: one more mesh axis, which the hints (the user's,
+  // the plan's) leave out.
+  if (microBatches > 1) {
+    if (failed(addMicroBatchAxis(*module, options, microBatches, cliLoc)))
+      return 1;
+    mesh = (*module)->getAttrOfType<mlir::oflow::MeshAttr>(
+        mlir::oflow::OFlowDialect::kMeshAttrName);
+  }
+  bool sbpStages = multiDevice || microBatches > 1 || options.emit == EmitStage::Sbp ||
+                   options.emit == EmitStage::Partitioned || planOutput;
+  if (sbpStages && !mesh)
+    module.get()->setAttr(mlir::oflow::OFlowDialect::kMeshAttrName,
+                          mlir::oflow::MeshAttr::get(&context, {1}));
   // The search: layouts (on a mesh, --shard-state auto) and recomputation
   // (--recompute auto), cheapest first: ZeRO-2 sends the same bytes as data
   // parallelism; selective recomputation costs a few percent of the FLOPs,
@@ -393,6 +400,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   bool gpu = cuda || options.target == Target::CudaEmulated;
   for (size_t t = 0; t < tries.size(); ++t) {
     CompileOptions planOptions = options;
+    planOptions.microBatches = microBatches;
     planOptions.shardState = tries[t].shardState;
     planOptions.recompute = tries[t].recompute;
     planOptions.sbpHints.insert(planOptions.sbpHints.end(), planHints.begin(), planHints.end());
@@ -433,7 +441,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
           bufferize.gpu = gpu;
           bufferize.fuseElementwise = options.fuseElementwise;
           bufferize.reuseBuffers = options.reuseBuffers;
-          bufferize.planByLevel = options.microBatches == 1;
+          bufferize.planByLevel = microBatches == 1;
           addBufferizePipeline(pm, bufferize);
           return success();
         })))

@@ -100,6 +100,12 @@ llvm::Expected<PlanFile> readPlanFile(llvm::StringRef path,
       return fail("\"recompute\" must be none, selective, all or a node-name expression");
     plan.recompute = text->str();
   }
+  if (const llvm::json::Value *count = root->get("micro_batches")) {
+    std::optional<int64_t> k = count->getAsInteger();
+    if (!k || *k < 1 || *k > (int64_t(1) << 20))
+      return fail("\"micro_batches\" must be a positive count");
+    plan.microBatches = *k;
+  }
   std::vector<std::string> &hints = plan.hints;
   for (const char *section : {"variables", "inputs"}) {
     const llvm::json::Object *entries = root->getObject(section);

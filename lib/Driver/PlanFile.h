@@ -18,14 +18,15 @@ namespace oflow {
 /// produced them and the memory they need, e.g.
 ///
 ///   {"format": "oflow-plan", "version": 1, "mesh": [4],
-///    "shard_state": "optimizer", "recompute": "selective",
+///    "shard_state": "optimizer", "recompute": "selective", "micro_batches": 2,
 ///    "variables": {"fc1.weight": "[B]", "fc1.weight.exp_avg": "[S(0)]"},
 ///    "inputs": {"x": "[S(0)]"},
 ///    "memory": {"peak_bytes_per_device": 134080, "limit_bytes": 153600}}
 ///
 /// Hand plans are written in the same form (`memory` and `shard_state` are
 /// then left out: they are reports, not inputs). `recompute` is an input:
-/// what --recompute would say (none when left out).
+/// what --recompute would say (none when left out); so is `micro_batches`
+/// (--micro-batches; 1 when left out), whose mesh axis the layouts leave out.
 std::string planJson(llvm::json::Object layouts, llvm::StringRef shardState,
                      llvm::StringRef recompute, const MemoryUse &use,
                      const MemoryLimit &limit);
@@ -34,6 +35,7 @@ std::string planJson(llvm::json::Object layouts, llvm::StringRef shardState,
 struct PlanFile {
   std::vector<std::string> hints;
   std::string recompute = "none";
+  int64_t microBatches = 1;
 };
 
 /// The --sbp hints that compile `path`'s plan exactly (one per variable and

@@ -145,10 +145,19 @@ std::string describeSbpPlan(ModuleOp module, StringRef device) {
 
 llvm::json::Object describeSbpPlanJson(ModuleOp module) {
   auto meshAttr = module->getAttrOfType<of::MeshAttr>(of::OFlowDialect::kMeshAttrName);
+  // --micro-batches' axis is not the user's mesh: written as
+  // "micro_batches", left out of the mesh and the layouts.
+  std::optional<int64_t> microAxis = sbp::microBatchAxis(meshAttr);
+  auto text = [&](of::NdSbpAttr layout) {
+    if (microAxis)
+      layout = meshAttr.getNumAxes() == 1 ? sbp::broadcastNdSbp(module.getContext(), 1)
+                                          : sbp::dropMeshAxis(layout, *microAxis);
+    return sbp::str(sbp::toPlanner(layout));
+  };
   llvm::json::Object variables, inputs;
   for (auto var : module.getOps<of::VariableOp>())
     if (var.getSbpAttr())
-      variables[var.getSymName()] = sbp::str(sbp::toPlanner(var.getSbpAttr()));
+      variables[var.getSymName()] = text(var.getSbpAttr());
   for (auto fn : module.getOps<func::FuncOp>()) {
     if (!fn->getAttrOfType<StringAttr>(of::OFlowDialect::kEntryAttrName) || fn.isDeclaration())
       continue;
@@ -156,15 +165,21 @@ llvm::json::Object describeSbpPlanJson(ModuleOp module) {
       auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                   of::OFlowDialect::kNameAttrName);
       if (auto layout = sbp::getValueSbp(arg); name && layout)
-        inputs[name.getValue()] = sbp::str(sbp::toPlanner(layout));
+        inputs[name.getValue()] = text(layout);
     }
   }
   llvm::json::Array mesh;
-  for (int64_t d : meshAttr.getShape())
-    mesh.push_back(d);
-  return llvm::json::Object{{"mesh", std::move(mesh)},
-                            {"variables", std::move(variables)},
-                            {"inputs", std::move(inputs)}};
+  for (auto [axis, d] : llvm::enumerate(meshAttr.getShape()))
+    if (static_cast<int64_t>(axis) != microAxis)
+      mesh.push_back(d);
+  if (mesh.empty())
+    mesh.push_back(1);
+  llvm::json::Object plan{{"mesh", std::move(mesh)},
+                          {"variables", std::move(variables)},
+                          {"inputs", std::move(inputs)}};
+  if (microAxis)
+    plan["micro_batches"] = meshAttr.getShape()[*microAxis];
+  return plan;
 }
 
 std::string describeSimulation(ModuleOp module, const DeviceProfile &profile,

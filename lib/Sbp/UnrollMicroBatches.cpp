@@ -102,6 +102,9 @@ private:
               of::NdSbpAttr layout);
   Value concat(OpBuilder &b, Location loc, ArrayRef<Value> lanes, int64_t dim,
                of::NdSbpAttr layout);
+  /// `whole` cut along `dim` into one part per lane.
+  Unrolled lanesOf(OpBuilder &b, Location loc, Value whole, int64_t dim,
+                   of::NdSbpAttr layout);
   /// Adds `lanePartial` (lane `lane`'s P value) into `result`'s accumulator.
   void accumulate(OpBuilder &b, Value result, Value lanePartial, int64_t lane,
                   bool max);
@@ -136,6 +139,14 @@ Value Unroller::slice(OpBuilder &b, Location loc, Value whole, int64_t dim,
   annotate(op, layout);
   record(op, lane);
   return op;
+}
+
+Unrolled Unroller::lanesOf(OpBuilder &b, Location loc, Value whole, int64_t dim,
+                           of::NdSbpAttr layout) {
+  Unrolled u{Unrolled::Lanes, {}, {}};
+  for (int64_t k = 0; k < count; ++k)
+    u.lanes.push_back(slice(b, loc, whole, dim, k, layout));
+  return u;
 }
 
 Value Unroller::concat(OpBuilder &b, Location loc, ArrayRef<Value> lanes,
@@ -186,11 +197,8 @@ LogicalResult Unroller::unrollArguments() {
       SmallVector<int64_t> shape(type.getShape());
       shape[micro.getAxis()] *= count;
       arg.setType(RankedTensorType::get(shape, type.getElementType()));
-      Unrolled u{Unrolled::Lanes, {}, {}};
-      for (int64_t k = 0; k < count; ++k)
-        u.lanes.push_back(slice(b, arg.getLoc(), arg, micro.getAxis(), k,
-                                layout ? dropMicro(layout, axis) : nullptr));
-      values[arg] = std::move(u);
+      values[arg] = lanesOf(b, arg.getLoc(), arg, micro.getAxis(),
+                            layout ? dropMicro(layout, axis) : nullptr);
     } else {
       return fn.emitError() << "argument " << arg.getArgNumber()
                             << " is partial on the micro-batch axis";
@@ -251,11 +259,9 @@ LogicalResult Unroller::unrollMicroBoxing(Operation *op) {
   if (auto scatter = dyn_cast<of::ReduceScatterOp>(op)) {
     if (failed(expect(scatter.getInput(), Unrolled::Accumulated, "a partial value")))
       return failure();
-    Unrolled u{Unrolled::Lanes, {}, {}};
-    for (int64_t k = 0; k < count; ++k)
-      u.lanes.push_back(slice(b, loc, values[scatter.getInput()].value, scatter.getAxis(), k,
-                              restLayout(scatter.getOutput())));
-    values[scatter.getOutput()] = std::move(u);
+    Value sum = values[scatter.getInput()].value;
+    values[scatter.getOutput()] =
+        lanesOf(b, loc, sum, scatter.getAxis(), restLayout(scatter.getOutput()));
     return success();
   }
   if (auto gather = dyn_cast<of::AllGatherOp>(op)) {
@@ -291,11 +297,9 @@ LogicalResult Unroller::unrollMicroBoxing(Operation *op) {
   if (auto local = dyn_cast<of::LocalSliceOp>(op)) {
     if (failed(expect(local.getInput(), Unrolled::Shared, "a whole value")))
       return failure();
-    Unrolled u{Unrolled::Lanes, {}, {}};
-    for (int64_t k = 0; k < count; ++k)
-      u.lanes.push_back(slice(b, loc, values[local.getInput()].value, local.getAxis(), k,
-                              restLayout(local.getOutput())));
-    values[local.getOutput()] = std::move(u);
+    Value whole = values[local.getInput()].value;
+    values[local.getOutput()] =
+        lanesOf(b, loc, whole, local.getAxis(), restLayout(local.getOutput()));
     return success();
   }
   if (auto toPartial = dyn_cast<of::BroadcastToPartialOp>(op)) {
@@ -611,6 +615,10 @@ struct UnrollMicroBatches
     if (!names.empty())
       names.erase(names.begin() + *axis);
     links.erase(links.begin() + *axis);
+    // `local` is every axis's default: a mesh of only local links (a CPU
+    // mesh given micro-batches) reads as it did before.
+    if (llvm::all_of(links, [](StringAttr l) { return l.getValue() == "local"; }))
+      links.clear();
     if (shape.empty()) {
       shape = {1};
       names.clear();

@@ -4,11 +4,12 @@
 // (through barriers that fusion does not cross), values whole on it are
 // computed once. Its boxing becomes local ops, the other axes' collectives
 // run once on the sums, and the ops run lane by lane. The axis leaves the
-// mesh and every nd-SBP.
+// mesh (and the links, when the rest are all `local`, the default) and
+// every nd-SBP.
 //
 // RUN: oflow-opt %s -split-input-file -oflow-unroll-micro-batches | FileCheck %s
 
-// CHECK: module attributes {oflow.mesh = #oflow.mesh<2, links = [local]>, oflow.partitioned}
+// CHECK: module attributes {oflow.mesh = #oflow.mesh<2>, oflow.partitioned}
 // CHECK: oflow.variable @w param : tensor<4x3xf32> {sbp = #oflow.nd_sbp<[B]>}
 // CHECK-LABEL: func.func @step(
 // CHECK-SAME: %[[X:[^:]*]]: tensor<4x4xf32> {oflow.name = "x", oflow.sbp = #oflow.nd_sbp<[S(0)]>}
@@ -91,5 +92,27 @@ module attributes {oflow.mesh = #oflow.mesh<3, links = [sequential]>, oflow.part
     %at = oflow.cast %off to f32 : tensor<i64>
     %shifted = oflow.mul %sum, %at {oflow.sbp = [#oflow.nd_sbp<[S(0)]>]} : (tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xf32>
     return %all, %shifted : tensor<6x2xf32>, tensor<2x2xf32>
+  }
+}
+
+// -----
+
+// A reduce-scatter on the micro axis: each lane gets its part of the sum.
+// CHECK-LABEL: func.func @scatter(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x4xf32>
+// CHECK: %[[G0:.*]] = oflow.matmul
+// CHECK: %[[G1:.*]] = oflow.matmul
+// CHECK: %[[B:.*]] = bufferization.alloc_tensor() copy(%[[G0]]) {oflow_accumulate_barrier}
+// CHECK: %[[G:.*]] = oflow.add %[[B]], %[[G1]]
+// CHECK-DAG: %[[S0:.*]] = oflow.slice %[[G]] {offsets = array<i64: 0, 0>, {{.*}}sizes = array<i64: 2, 4>
+// CHECK-DAG: %[[S1:.*]] = oflow.slice %[[G]] {offsets = array<i64: 2, 0>, {{.*}}sizes = array<i64: 2, 4>
+// CHECK: %[[R:.*]] = oflow.concat %[[S0]], %[[S1]] {axis = 0 : i64
+// CHECK: return %[[R]] : tensor<4x4xf32>
+module attributes {oflow.mesh = #oflow.mesh<2, links = [sequential]>, oflow.partitioned} {
+  func.func @scatter(%x: tensor<2x4xf32> {oflow.name = "x", oflow.sbp = #oflow.nd_sbp<[S(0)]>})
+      -> (tensor<2x4xf32> {oflow.sbp = #oflow.nd_sbp<[S(0)]>}) {
+    %g = oflow.matmul %x, %x {transpose_a, oflow.sbp = [#oflow.nd_sbp<[P(sum)]>]} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<4x4xf32>
+    %s = oflow.reduce_scatter %g {axis = 0 : i64, mesh_axis = 0 : i64, oflow.sbp = [#oflow.nd_sbp<[S(0)]>]} : (tensor<4x4xf32>) -> tensor<2x4xf32>
+    return %s : tensor<2x4xf32>
   }
 }
