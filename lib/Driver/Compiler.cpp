@@ -9,6 +9,7 @@
 #include "oflow/Codegen/KernelReport.h"
 #include "oflow/Codegen/Passes.h"
 #include "oflow/Codegen/Program.h"
+#include "oflow/Sbp/SbpConversions.h"
 
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
@@ -181,14 +182,14 @@ static LogicalResult addMicroBatchAxis(ModuleOp module, const CompileOptions &op
     if (llvm::is_contained(mesh.getAxisNames(), StringAttr::get(ctx, "micro")))
       return refuse("the mesh already has an axis named 'micro'");
   }
-  if (llvm::any_of(links, [](StringAttr l) { return l.getValue() == "sequential"; }))
+  if (llvm::any_of(links, [](StringAttr l) { return l.getValue() == sbp::kSequentialLink; }))
     return refuse("the mesh already has a `sequential` axis");
   if (links.empty())
     links.assign(shape.size(), StringAttr::get(ctx, "local"));
   if (!names.empty())
     names.push_back(StringAttr::get(ctx, "micro"));
   shape.push_back(count);
-  links.push_back(StringAttr::get(ctx, "sequential"));
+  links.push_back(StringAttr::get(ctx, sbp::kSequentialLink));
   module->setAttr(mlir::oflow::OFlowDialect::kMeshAttrName,
                   mlir::oflow::MeshAttr::get(ctx, shape, names, links));
   return success();
@@ -240,7 +241,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   std::string toolkit = cudaToolkitPath();
   if (codegen && cuda && failed(checkCudaToolkit(cliLoc, toolkit)))
     return 1;
-  if (llvm::is_contained(options.links, "sequential")) {
+  if (llvm::is_contained(options.links, sbp::kSequentialLink)) {
     emitError(cliLoc) << "--links: `sequential` is reserved for the axis that "
                          "--micro-batches adds";
     return 1;

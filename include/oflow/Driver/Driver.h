@@ -117,9 +117,9 @@ struct CompileOptions {
   std::string recompute = "auto";
   /// Gradient accumulation (--micro-batches): each step's batch runs as
   /// this many micro-batches one after the other, their gradients summed,
-  /// one synchronisation per step. Planned as a trailing mesh axis named
-  /// `micro` that oflow-unroll-micro-batches turns into time after
-  /// partitioning.
+  /// one synchronisation per step. Planned as one more, last, mesh axis
+  /// linked `sequential` (named `micro` on named meshes), which
+  /// oflow-unroll-micro-batches turns into time after partitioning.
   int64_t microBatches = 1;
   /// A plan file (--plan, written by --emit=plan-json): the nd-SBP of
   /// every variable and input, compiled exactly.
