@@ -68,12 +68,20 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 constexpr double kJoinTurnsSeconds = 1.0;
 
+int64_t ceilLog2(int64_t n) {
+  int64_t steps = 0;
+  while ((int64_t(1) << steps) < n)
+    ++steps;
+  return steps;
+}
+
 /// Prices changing `state[axis]` from `f` to `t` (f != t) for a tensor of
-/// `totalBytes`; `state` is the layout on the other mesh axes (valid, as are
-/// both end points). std::nullopt when it is not one plain 1-D step.
+/// `totalBytes` (`elementBytes` each); `state` is the layout on the other
+/// mesh axes (valid, as are both end points). std::nullopt when it is not
+/// one plain 1-D step.
 std::optional<StepCost> priceStep(const Mesh &mesh, int64_t totalBytes,
-                                  const NdSbp &state, int64_t axis, Sbp f,
-                                  Sbp t) {
+                                  int64_t elementBytes, const NdSbp &state,
+                                  int64_t axis, Sbp f, Sbp t) {
   // A later mesh axis splitting the same tensor axis is the less
   // significant digit of the piece index: the group along `axis` would hold
   // strided chunks, which no plain collective or slice produces.
@@ -134,8 +142,15 @@ std::optional<StepCost> priceStep(const Mesh &mesh, int64_t totalBytes,
     }
   int64_t n = mesh.shape[axis];
   switch (c.kind) {
-  case BoxingKind::AllReduce: // ring: reduce-scatter then all-gather
-    c.bytes = ceilDiv(2 * (n - 1) * t_, n);
+  case BoxingKind::AllReduce:
+    // Ring: reduce-scatter then all-gather. A piece of fewer elements than
+    // devices cannot be cut into a ring's blocks: MPI libraries (OpenMPI's
+    // ring falls back below that) and NCCL's trees then exchange the whole
+    // piece in log2(n) rounds, recursive doubling.
+    if (t_ / elementBytes < n)
+      c.bytes = ceilLog2(n) * t_;
+    else
+      c.bytes = ceilDiv(2 * (n - 1) * t_, n);
     break;
   case BoxingKind::AllToAll: // keeps 1/n of its T/n piece, sends the rest
     c.bytes = ceilDiv((n - 1) * t_, n * n);
@@ -207,8 +222,8 @@ std::optional<BoxingStep> planOneAxisStep(const Mesh &mesh,
     if ((b == meshAxis) == (from[b] == to[b]))
       return std::nullopt; // must differ exactly at meshAxis
   std::optional<StepCost> c =
-      priceStep(mesh, tensorBytes(shape, elementBytes), from, meshAxis,
-                from[meshAxis], to[meshAxis]);
+      priceStep(mesh, tensorBytes(shape, elementBytes), elementBytes, from,
+                meshAxis, from[meshAxis], to[meshAxis]);
   if (!c)
     return std::nullopt;
   return makeStep(*c, meshAxis, from, to);
@@ -280,7 +295,7 @@ std::optional<BoxingPlan> planBoxing(const Mesh &mesh,
         if (c == digit || !valid[next] || done[next])
           continue;
         std::optional<StepCost> step =
-            priceStep(mesh, totalBytes, state, a, state[a], cands[c]);
+            priceStep(mesh, totalBytes, elementBytes, state, a, state[a], cands[c]);
         if (!step)
           continue;
         Key key{dist[cur].seconds + step->seconds,
@@ -308,7 +323,7 @@ std::optional<BoxingPlan> planBoxing(const Mesh &mesh,
     while (cur[axis] == next[axis])
       ++axis;
     std::optional<StepCost> c =
-        priceStep(mesh, totalBytes, cur, axis, cur[axis], next[axis]);
+        priceStep(mesh, totalBytes, elementBytes, cur, axis, cur[axis], next[axis]);
     plan.steps.push_back(makeStep(*c, axis, cur, next));
     plan.bytesPerDevice += c->bytes;
     plan.seconds += c->seconds;

@@ -23,6 +23,8 @@ Groups (--group):
   resume  a 2x2 checkpoint resumed on a mesh of 4 and on one device
   faults  wrong -np, a missing shard file: clear errors, no hang
   micro   --micro-batches 2 and 4 (gradient accumulation) equal one batch
+  traffic --emit=simulate's collective bytes per mesh axis equal what
+          OpenMPI's monitoring counts (needs --traffic-shim)
 
   distributed.py --oflow-compile build/bin/oflow-compile --model mlp --group dp
 """
@@ -747,9 +749,112 @@ def group_micro(h, model):
                       f"{plain_peak} KiB")
 
 
+
+
+# OpenMPI's monitoring PML reports at MPI_Finalize the bytes each rank sent
+# to each other rank inside collectives ("I" lines), as the algorithm ran
+# them. The algorithms are pinned to the ones the cost model prices: ring
+# all-reduce and all-gather, pairwise all-to-all, and recursive-halving
+# reduce-scatter (which sends the ring's (n-1)/n of the buffer on
+# power-of-two groups; OpenMPI has no ring for MPI_Reduce_scatter_block).
+MONITORING = ["--mca", "pml_monitoring_enable", "2",
+              "--mca", "pml_monitoring_enable_output", "3",
+              "--mca", "coll_tuned_use_dynamic_rules", "1",
+              "--mca", "coll_tuned_allreduce_algorithm", "4",
+              "--mca", "coll_tuned_allgather_algorithm", "4",
+              "--mca", "coll_tuned_alltoall_algorithm", "2",
+              "--mca", "coll_tuned_reduce_scatter_block_algorithm", "3"]
+
+
+def mesh_axis_of(mesh):
+    """(rank, peer) -> the mesh axis along which they differ alone, or None
+    (row-major rank numbering, as the runtime's axis communicators)."""
+    shape = [int(d) for d in mesh.split("x")]
+
+    def coords(r):
+        out = []
+        for d in reversed(shape):
+            out.append(r % d)
+            r //= d
+        return out[::-1]
+
+    def axis(rank, peer):
+        diff = [a for a, (x, y) in enumerate(zip(coords(rank), coords(peer))) if x != y]
+        return diff[0] if len(diff) == 1 else None
+    return axis
+
+
+def monitored_axis_bytes(h, exe, model, mesh, steps, shim):
+    """{mesh axis: bytes all ranks sent inside collectives along it}, or
+    None. The runtime's start-up collectives (communicator creation) are
+    left out by the caller's difference of two runs."""
+    prof = tempfile.mkdtemp(dir=h.work)
+    argv = MONITORING + ["--mca", "pml_monitoring_filename", os.path.join(prof, "prof"),
+                         "-x", f"LD_PRELOAD={shim}",
+                         exe, "--steps", str(steps), "--collective-timeout", "0"]
+    for d in DATA[model]:
+        argv += ["--data", d]
+    proc = mpirun(devices(mesh), argv)
+    if proc.returncode != 0:
+        check(False, f"run {exe} under monitoring: {proc.stderr.strip()[-400:]}")
+        return None
+    axis_of = mesh_axis_of(mesh)
+    sent = {}
+    for rank in range(devices(mesh)):
+        with open(os.path.join(prof, f"prof.{rank}.prof")) as f:
+            for line in f:
+                cols = line.split("\t")
+                if cols[0] != "I":
+                    continue
+                axis = axis_of(int(cols[1]), int(cols[2]))
+                key = "other" if axis is None else axis
+                sent[key] = sent.get(key, 0) + int(cols[3].split()[0])
+    return sent
+
+
+def group_traffic(h, model):
+    """--emit=simulate's collective bytes per device and mesh axis (issue
+    #15 item 7) equal what OpenMPI's monitoring counts the ranks sending
+    inside collectives along that axis in a training step (the difference
+    of a 3-step and a 1-step run), for data parallel, ZeRO-1, ZeRO-3,
+    Megatron tensor parallel and 2-D plans on meshes 2, 4 and 2x2. Summed
+    over the ranks: a ring's blocks differ by an element when the count
+    does not divide, so single ranks may send a few bytes more or less."""
+    if not h.traffic_shim:
+        return check(False, "traffic: --traffic-shim is required")
+    adamw = ["--optimizer", "adamw"]
+    tp = [f"{k}={v}" for k, v in TENSOR_PARALLEL[model].items()]
+    tp2d = [f"{k}=B,{v}" for k, v in TENSOR_PARALLEL[model].items()]
+    cases = [("2", [], [], "data parallel"), ("4", [], [], "data parallel"),
+             ("2x2", [], [], "data parallel"),
+             ("4", [], adamw + ["--shard-state", "optimizer"], "ZeRO-1"),
+             ("4", ["*=S(0)"], adamw, "ZeRO-3"), ("2x2", ["*=S(0),S(0)"], adamw, "ZeRO-3"),
+             ("2", tp, [], "tensor parallel"), ("2x2", tp2d, [], "data x tensor parallel")]
+    for mesh, hints, extra, what in cases:
+        sim = h.compile(model, mesh, hints, extra, emit="simulate")
+        exe = h.compile(model, mesh, hints, extra)
+        if not sim or not exe:
+            continue
+        predicted = {}
+        for line in open(sim):
+            m = re.match(r"simulate entry=train mesh_axis=(\d+) .*bytes_per_device=(\d+)", line)
+            if m:
+                predicted[int(m.group(1))] = int(m.group(2)) * devices(mesh)
+        one = monitored_axis_bytes(h, exe, model, mesh, 1, h.traffic_shim)
+        three = monitored_axis_bytes(h, exe, model, mesh, 3, h.traffic_shim)
+        if one is None or three is None:
+            continue
+        step = {k: (three.get(k, 0) - one.get(k, 0)) // 2 for k in set(one) | set(three)}
+        step = {k: v for k, v in step.items() if v}
+        check(predicted and step == predicted,
+              f"{model} {what} on {mesh}: collective bytes per step and mesh axis, all "
+              f"ranks: simulated {dict(sorted(predicted.items()))}, monitored "
+              f"{dict(sorted(step.items(), key=str))}")
+
 GROUPS = {"dp": group_dp, "tp": group_tp, "2d": group_2d, "zero": group_zero,
           "plan": group_plan, "resume": group_resume, "faults": group_faults,
-          "memory": group_memory, "recompute": group_recompute, "micro": group_micro}
+          "memory": group_memory, "recompute": group_recompute, "micro": group_micro,
+          "traffic": group_traffic}
 
 
 def main():
@@ -757,13 +862,16 @@ def main():
     p.add_argument("--oflow-compile", required=True)
     p.add_argument("--model", default="mlp", choices=sorted(DATA))
     p.add_argument("--group", required=True, choices=sorted(GROUPS))
+    p.add_argument("--traffic-shim", help="the oflow-mpi-traffic library (--group traffic)")
     args = p.parse_args()
     if shutil.which("mpirun") is None:
         print("mpirun not found (install openmpi-bin)")
         return 1
     work = tempfile.mkdtemp(prefix="oflow-dist-")
     try:
-        GROUPS[args.group](Harness(os.path.abspath(args.oflow_compile), work), args.model)
+        h = Harness(os.path.abspath(args.oflow_compile), work)
+        h.traffic_shim = args.traffic_shim and os.path.abspath(args.traffic_shim)
+        GROUPS[args.group](h, args.model)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{len(FAILURES)} failed" if FAILURES else "all passed")

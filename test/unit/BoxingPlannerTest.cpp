@@ -166,6 +166,21 @@ TEST(BoxingPlannerTest, StepSecondsAreAlphaBeta) {
   EXPECT_EQ(p->seconds, 0);
 }
 
+// Fewer elements than devices cannot be cut into ring blocks: recursive
+// doubling sends the whole piece log2(n) times (what OpenMPI's ring falls
+// back to, and what the traffic test counts under mpirun).
+TEST(BoxingPlannerTest, TinyAllReduceIsRecursiveDoubling) {
+  auto bytes = [](Mesh m, llvm::ArrayRef<int64_t> shape) {
+    return planBoxing(m, shape, 4, nd("[P]"), nd("[B]"))->bytesPerDevice;
+  };
+  EXPECT_EQ(bytes(mesh({4}), {}), 2 * 4);        // a scalar: 2 rounds
+  EXPECT_EQ(bytes(mesh({4}), {3}), 2 * 12);       // 3 < 4 elements
+  EXPECT_EQ(bytes(mesh({4}), {4}), 2 * 3 * 16 / 4); // a ring again
+  EXPECT_EQ(bytes(mesh({8}), {2}), 3 * 8);
+  EXPECT_EQ(bytes(mesh({6}), {1}), 3 * 4);        // ceil(log2 6) rounds
+  EXPECT_EQ(bytes(mesh({2}), {1}), 4);            // both forms agree on 2
+}
+
 TEST(BoxingPlannerTest, InvalidLayoutsHaveNoPlan) {
   Mesh m = mesh({4});
   EXPECT_EQ(plan(m, {6, 8}, "B", "S(0)"), "none"); // 6 % 4 != 0
