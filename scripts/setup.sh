@@ -14,6 +14,7 @@ PACKAGES=(
   libcli11-dev libfmt-dev googletest libgtest-dev libgmock-dev
   openmpi-bin libopenmpi-dev libopenblas-dev libopenblas0-openmp libdnnl-dev ccache ninja-build cmake g++
   python3-onnx python3-numpy python3-torch python3-torchvision
+  chromium
 )
 
 missing=()

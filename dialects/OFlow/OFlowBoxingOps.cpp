@@ -150,6 +150,18 @@ SmallVector<int64_t> mlir::oflow::getGlobalShape(MeshAttr mesh,
   return shape;
 }
 
+std::optional<llvm::StringRef> mlir::oflow::getNodeName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().getValue();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location part : fused.getLocations())
+      if (std::optional<llvm::StringRef> name = getNodeName(part))
+        return name;
+  if (auto call = dyn_cast<CallSiteLoc>(loc))
+    return getNodeName(call.getCallee());
+  return std::nullopt;
+}
+
 std::string mlir::oflow::getManifestSbp(NdSbpAttr layout) {
   std::string text;
   for (auto [i, entry] : llvm::enumerate(layout.getEntries())) {

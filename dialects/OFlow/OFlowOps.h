@@ -65,6 +65,10 @@ SmallVector<int64_t> getGlobalShape(MeshAttr mesh, NdSbpAttr layout,
                                     ArrayRef<int64_t> local);
 /// `S0,B`-style text of a layout for the runtime's manifest.
 std::string getManifestSbp(NdSbpAttr layout);
+/// The ONNX node (or native IR op) name an op came from, when its location
+/// carries one: a name location, the first named part of a fused one, or
+/// the callee of a call site.
+std::optional<llvm::StringRef> getNodeName(Location loc);
 /// The mesh axis a boxing op converts on; nullopt for other ops.
 std::optional<int64_t> getBoxingMeshAxis(Operation *op);
 /// The SBP a boxing op turns `source` (its operand's entry on its mesh axis)

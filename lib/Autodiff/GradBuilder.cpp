@@ -32,13 +32,7 @@ SmallVector<int64_t> axesExcept(int64_t n, ArrayRef<int64_t> skip) {
 }
 
 std::string nodeName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::string n = nodeName(inner); !n.empty())
-        return n;
-  return "";
+  return mlir::oflow::getNodeName(loc).value_or("").str();
 }
 
 std::string describeOp(Operation *op) {

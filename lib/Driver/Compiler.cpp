@@ -2,6 +2,7 @@
 #include "oflow/Driver/Driver.h"
 #include "MemoryLimit.h"
 #include "PlanFile.h"
+#include "PlanHtml.h"
 #include "Pipelines.h"
 
 #include "OFlow/OFlowOps.h"
@@ -35,7 +36,8 @@ constexpr StageInfo kStages[] = {
     {EmitStage::Linalg, "linalg"},     {EmitStage::Llvm, "llvm"},
     {EmitStage::Ptx, "ptx"},           {EmitStage::Obj, "obj"},
     {EmitStage::Exe, "exe"},           {EmitStage::Plan, "plan"},
-    {EmitStage::PlanJson, "plan-json"}, {EmitStage::Simulate, "simulate"},
+    {EmitStage::PlanJson, "plan-json"}, {EmitStage::PlanHtml, "plan-html"},
+    {EmitStage::Simulate, "simulate"},
     {EmitStage::Kernels, "kernels"},   {EmitStage::KernelsJson, "kernels-json"}};
 } // namespace
 
@@ -314,8 +316,9 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   // SBP stages: on a mesh, or when asked for their output. A single-device
   // program skips them (its layouts would all be B).
   bool planOutput = options.emit == EmitStage::Plan || options.emit == EmitStage::PlanJson ||
-                    options.emit == EmitStage::Simulate;
+                    options.emit == EmitStage::PlanHtml || options.emit == EmitStage::Simulate;
   std::string planReport, chosenShardState;
+  PlanGraph planGraph;
   llvm::json::Object planVariables;
   auto mesh = (*module)->getAttrOfType<mlir::oflow::MeshAttr>(
       mlir::oflow::OFlowDialect::kMeshAttrName);
@@ -415,8 +418,10 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
         return 1;
       if (options.emit == EmitStage::Sbp)
         return failed(finish(EmitStage::Sbp)) ? 1 : 0;
-      if (options.emit == EmitStage::Plan)
+      if (options.emit == EmitStage::Plan || options.emit == EmitStage::PlanHtml)
         planReport = describeSbpPlan(*module, options.deviceName());
+      if (options.emit == EmitStage::PlanHtml)
+        planGraph = collectPlanGraph(*module);
       if (options.emit == EmitStage::PlanJson)
         planVariables = describeSbpPlanJson(*module);
       if (options.emit == EmitStage::Simulate)
@@ -517,6 +522,16 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   if (options.emit == EmitStage::Plan)
     return failed(writeText(planReport + describeMemoryPlan(*module) +
                                 describeMemoryLimit(finalUse, limit),
+                            options, cliLoc))
+               ? 1
+               : 0;
+  if (options.emit == EmitStage::PlanHtml)
+    return failed(writeText(renderPlanHtml(planGraph,
+                                           planReport + describeMemoryPlan(*module) +
+                                               describeMemoryLimit(finalUse, limit),
+                                           finalUse, limit,
+                                           "oflow plan: " +
+                                               llvm::sys::path::filename(options.input).str()),
                             options, cliLoc))
                ? 1
                : 0;

@@ -56,19 +56,6 @@ Kind kindOf(Operation *op) {
   return Kind::Never;
 }
 
-/// The ONNX node name an op came from, when its location carries one.
-std::optional<StringRef> nodeName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().getValue();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location part : fused.getLocations())
-      if (std::optional<StringRef> name = nodeName(part))
-        return name;
-  if (auto call = dyn_cast<CallSiteLoc>(loc))
-    return nodeName(call.getCallee());
-  return std::nullopt;
-}
-
 int64_t bytesOf(Value v) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type || !type.hasStaticShape())
@@ -183,7 +170,7 @@ private:
   bool isRoot(Operation *op) const {
     if (!names)
       return allowed == Kind::Gemm || kindOf(op) == Kind::Cheap;
-    std::optional<StringRef> name = nodeName(op->getLoc());
+    std::optional<StringRef> name = mlir::oflow::getNodeName(op->getLoc());
     return recomputable(op) && name && names->match(*name);
   }
 

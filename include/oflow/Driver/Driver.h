@@ -18,7 +18,7 @@ namespace oflow {
 /// listed after the host's LLVM IR.
 enum class EmitStage {
   Mlir, Training, Sbp, Partitioned, Linalg, Llvm, Ptx, Obj, Exe, Plan,
-  PlanJson, Simulate, Kernels, KernelsJson
+  PlanJson, PlanHtml, Simulate, Kernels, KernelsJson
 };
 
 /// Parses an `--emit` value; nullopt for an unknown one.
