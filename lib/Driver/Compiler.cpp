@@ -3,6 +3,8 @@
 #include "MemoryLimit.h"
 #include "PlanFile.h"
 #include "PlanHtml.h"
+
+#include "llvm/Support/Format.h"
 #include "Pipelines.h"
 
 #include "OFlow/OFlowOps.h"
@@ -399,6 +401,10 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   if (tries.size() > 1)
     trainingGraph = module->clone();
   std::string overLimit, triedText, chosenKey, chosenRecompute;
+  // What each try of the search costs, for --emit=plan: the forced choice's
+  // price is its predicted step against the first try's.
+  std::string triesReport;
+  std::optional<double> firstStep;
   MemoryUse finalUse; // what the plan kept needs, measured in the loop
   int64_t smallest = 0;
   bool gpu = cuda || options.target == Target::CudaEmulated;
@@ -410,6 +416,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     planOptions.sbpHints.insert(planOptions.sbpHints.end(), planHints.begin(), planHints.end());
     if (t > 0)
       module = trainingGraph->clone();
+    std::optional<EntryEstimate> estimate;
     if (sbpStages) {
       if (failed(runStage("SBP: choose layouts, insert boxing", [&](PassManager &pm) {
             addSbpPasses(pm, planOptions);
@@ -426,6 +433,10 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
         planVariables = describeSbpPlanJson(*module);
       if (options.emit == EmitStage::Simulate)
         planReport = describeSimulation(*module, *profile, options.precision);
+      if (search)
+        for (EntryEstimate &e : estimateEntries(*module, *profile, options.precision))
+          if (e.entry == "train")
+            estimate = std::move(e);
       if (failed(runStage("partition", [&](PassManager &pm) {
             addPartitionPasses(pm, planOptions);
             return success();
@@ -457,9 +468,26 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     MemoryUse use = measureMemoryUse(*module);
     finalUse = use;
     std::string error = memoryLimitError(use, limit, tries[t].shardState == "all");
-    if (search)
+    if (search) {
       triedText += (triedText.empty() ? "" : ", ") + tries[t].name() + " " +
                    formatByteSize(use.total());
+      llvm::raw_string_ostream line(triesReport);
+      line << "memory_try index=" << t + 1 << " shard_state=" << tries[t].shardState
+           << " recompute=" << tries[t].recompute
+           << " peak_bytes_per_device=" << use.total() << " fits=" << (error.empty() ? "yes" : "no");
+      if (estimate) {
+        double step = estimate->computeSeconds + estimate->commSeconds() +
+                      recomputeSeconds(*module, "train", *profile, options.precision);
+        line << llvm::format(" step_seconds=%.6g", step)
+             << " collective_bytes_per_device=" << estimate->bytes();
+        if (!firstStep)
+          firstStep = step;
+        else
+          line << llvm::format(" cost_seconds=%+.6g", step - *firstStep)
+               << llvm::format(" cost_percent=%+.2f", 100 * (step - *firstStep) / *firstStep);
+      }
+      line << "\n";
+    }
     chosenShardState = tries[t].shardState;
     chosenKey = tries[t].key();
     chosenRecompute = tries[t].recompute;
@@ -469,7 +497,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
                      << formatByteSize(limit.bytes) << " (" << limit.source << "): "
                      << tries[t].name() << "\n";
       if (search)
-        planReport += "memory_search tried=" + std::to_string(t + 1) +
+        planReport += triesReport + "memory_search tried=" + std::to_string(t + 1) +
                       " chosen=" + chosenKey + " fits=yes\n";
       overLimit.clear();
       break;
@@ -483,7 +511,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   reportMemoryPlan(*module, options);
   if (!overLimit.empty() && search) {
     overLimit = "no plan fits (" + triedText + " per device); the smallest: " + overLimit;
-    planReport += "memory_search tried=" + std::to_string(tries.size()) + " chosen=" +
+    planReport += triesReport + "memory_search tried=" + std::to_string(tries.size()) + " chosen=" +
                   chosenKey + " fits=no\n# " + overLimit + "\n";
   }
   if (!overLimit.empty() && !planOutput) {

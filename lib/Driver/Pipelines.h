@@ -9,6 +9,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/JSON.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,44 @@ std::string describeMemoryPlan(mlir::ModuleOp module);
 /// recompute_seconds, and its step_seconds includes them.
 std::string addRecomputeToSimulation(llvm::StringRef report, mlir::ModuleOp module,
                                      const DeviceProfile &profile, llvm::StringRef precision);
+
+/// An entry's predicted step after boxing, before partitioning: each op
+/// priced as the planner prices it, each collective by the boxing planner's
+/// step costs (the micro-batch axis, which is time, is left out).
+struct EntryEstimate {
+  struct Axis {
+    int64_t collectives = 0, bytes = 0; ///< bytes per device
+    double seconds = 0;
+  };
+  std::string entry;
+  int64_t ops = 0;
+  double computeSeconds = 0;
+  std::map<int64_t, Axis> axes; ///< by mesh axis
+  int64_t collectives() const {
+    int64_t n = 0;
+    for (auto &[a, v] : axes)
+      n += v.collectives;
+    return n;
+  }
+  int64_t bytes() const {
+    int64_t n = 0;
+    for (auto &[a, v] : axes)
+      n += v.bytes;
+    return n;
+  }
+  double commSeconds() const {
+    double s = 0;
+    for (auto &[a, v] : axes)
+      s += v.seconds;
+    return s;
+  }
+};
+std::vector<EntryEstimate> estimateEntries(mlir::ModuleOp module, const DeviceProfile &profile,
+                                           llvm::StringRef precision);
+/// What oflow-recompute's copies in `entry` cost (the module's
+/// `oflow.recompute`, after memory planning); 0 without them.
+double recomputeSeconds(mlir::ModuleOp module, llvm::StringRef entry,
+                        const DeviceProfile &profile, llvm::StringRef precision);
 
 /// --emit=simulate (after boxing, before partitioning): per entry the
 /// predicted compute (each op priced as the planner prices it), each mesh

@@ -182,9 +182,12 @@ llvm::json::Object describeSbpPlanJson(ModuleOp module) {
   return plan;
 }
 
-std::string describeSimulation(ModuleOp module, const DeviceProfile &profile,
-                               StringRef precision) {
+std::vector<EntryEstimate> estimateEntries(ModuleOp module, const DeviceProfile &profile,
+                                           StringRef precision) {
+  std::vector<EntryEstimate> entries;
   auto meshAttr = module->getAttrOfType<of::MeshAttr>(of::OFlowDialect::kMeshAttrName);
+  if (!meshAttr)
+    return entries;
   sbp::Mesh mesh = sbp::toPlanner(meshAttr);
   // --micro-batches: the micro-batches take turns on each device, so ops
   // split over them are priced whole, and the micro axis's "collectives"
@@ -194,15 +197,6 @@ std::string describeSimulation(ModuleOp module, const DeviceProfile &profile,
   if (microAxis)
     computeMesh.shape[*microAxis] = 1;
   sbp::Device device = sbp::deviceFor(profile, precision);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "# oflow simulate: mesh " << shapeText(meshAttr.getShape()) << " ("
-     << meshAttr.getNumDevices() << " devices), device " << profile.name << ", "
-     << precision << " GEMMs; compute and collectives in sequence (the runtime "
-        "does not overlap them yet)\n";
-  if (microAxis)
-    os << "# mesh axis " << *microAxis << ": " << meshAttr.getShape()[*microAxis]
-       << " micro-batches in turn on each device (--micro-batches), not devices\n";
   auto isStatic = [](Type t) {
     auto r = dyn_cast<RankedTensorType>(t);
     return r && r.hasStaticShape();
@@ -211,10 +205,8 @@ std::string describeSimulation(ModuleOp module, const DeviceProfile &profile,
     auto entry = fn->getAttrOfType<StringAttr>(of::OFlowDialect::kEntryAttrName);
     if (!entry || fn.isDeclaration())
       continue;
-    double compute = 0;
-    int64_t ops = 0;
-    std::map<int64_t, std::pair<int64_t, double>> axisBytes; // axis -> bytes, s
-    std::map<int64_t, int64_t> axisCount;
+    EntryEstimate est;
+    est.entry = entry.getValue().str();
     fn.walk([&](Operation *op) {
       if (std::optional<int64_t> meshAxis = of::getBoxingMeshAxis(op)) {
         if (meshAxis == microAxis)
@@ -226,9 +218,10 @@ std::string describeSimulation(ModuleOp module, const DeviceProfile &profile,
               sbp::toPlanner(sbp::getValueSbp(in)), sbp::toPlanner(sbp::getValueSbp(out)),
               *meshAxis);
           if (step && step->bytesPerDevice > 0) {
-            axisBytes[*meshAxis].first += step->bytesPerDevice;
-            axisBytes[*meshAxis].second += step->seconds;
-            ++axisCount[*meshAxis];
+            EntryEstimate::Axis &axis = est.axes[*meshAxis];
+            axis.bytes += step->bytesPerDevice;
+            axis.seconds += step->seconds;
+            ++axis.collectives;
           }
         }
         return;
@@ -245,25 +238,48 @@ std::string describeSimulation(ModuleOp module, const DeviceProfile &profile,
       }
       for (Attribute a : results)
         out.push_back(cast<of::NdSbpAttr>(a));
-      compute += sbp::opComputeSeconds(op, in, out, computeMesh, device);
-      ++ops;
+      est.computeSeconds += sbp::opComputeSeconds(op, in, out, computeMesh, device);
+      ++est.ops;
     });
-    int64_t bytes = 0, collectives = 0;
-    double comm = 0;
-    for (auto &[axis, v] : axisBytes) {
-      os << "simulate entry=" << entry.getValue() << " mesh_axis=" << axis
-         << " collectives=" << axisCount[axis] << " bytes_per_device=" << v.first
-         << llvm::format(" seconds=%.6g", v.second) << "\n";
-      bytes += v.first;
-      comm += v.second;
-      collectives += axisCount[axis];
-    }
-    os << "simulate entry=" << entry.getValue() << " ops=" << ops
-       << llvm::format(" compute_seconds=%.6g", compute) << " collectives=" << collectives
-       << " bytes_per_device=" << bytes << llvm::format(" comm_seconds=%.6g", comm)
-       << llvm::format(" step_seconds=%.6g", compute + comm) << "\n";
+    entries.push_back(std::move(est));
+  }
+  return entries;
+}
+
+std::string describeSimulation(ModuleOp module, const DeviceProfile &profile,
+                               StringRef precision) {
+  auto meshAttr = module->getAttrOfType<of::MeshAttr>(of::OFlowDialect::kMeshAttrName);
+  std::optional<int64_t> microAxis = sbp::microBatchAxis(meshAttr);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "# oflow simulate: mesh " << shapeText(meshAttr.getShape()) << " ("
+     << meshAttr.getNumDevices() << " devices), device " << profile.name << ", "
+     << precision << " GEMMs; compute and collectives in sequence (the runtime "
+        "does not overlap them yet)\n";
+  if (microAxis)
+    os << "# mesh axis " << *microAxis << ": " << meshAttr.getShape()[*microAxis]
+       << " micro-batches in turn on each device (--micro-batches), not devices\n";
+  for (const EntryEstimate &est : estimateEntries(module, profile, precision)) {
+    for (auto &[axis, v] : est.axes)
+      os << "simulate entry=" << est.entry << " mesh_axis=" << axis
+         << " collectives=" << v.collectives << " bytes_per_device=" << v.bytes
+         << llvm::format(" seconds=%.6g", v.seconds) << "\n";
+    os << "simulate entry=" << est.entry << " ops=" << est.ops
+       << llvm::format(" compute_seconds=%.6g", est.computeSeconds)
+       << " collectives=" << est.collectives() << " bytes_per_device=" << est.bytes()
+       << llvm::format(" comm_seconds=%.6g", est.commSeconds())
+       << llvm::format(" step_seconds=%.6g", est.computeSeconds + est.commSeconds()) << "\n";
   }
   return text;
+}
+
+double recomputeSeconds(ModuleOp module, StringRef entry, const DeviceProfile &profile,
+                        StringRef precision) {
+  auto recompute = module->getAttrOfType<DictionaryAttr>("oflow.recompute");
+  auto counts = recompute ? recompute.getAs<DenseI64ArrayAttr>(entry) : nullptr;
+  if (!counts || counts.size() != 3)
+    return 0;
+  return sbp::computeSeconds(sbp::deviceFor(profile, precision), counts[1], counts[2]);
 }
 
 std::string addRecomputeToSimulation(StringRef report, ModuleOp module,
