@@ -329,7 +329,8 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   // --shard-state auto: data parallelism first; when its plan does not fit
   // the memory limit, the optimizer state split over the mesh (ZeRO-2: the
   // same bytes sent), then the parameters too (ZeRO-3: more all-gathers),
-  // cheapest first. Each try plans from the training graph again.
+  // and of those that fit the one with the fastest predicted step. Each try
+  // plans from the training graph again.
   // --plan: every variable and input as the file says; nothing to search.
   std::vector<std::string> planHints;
   std::string planRecompute = options.recompute; // --recompute, or the plan's
@@ -375,9 +376,11 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     module.get()->setAttr(mlir::oflow::OFlowDialect::kMeshAttrName,
                           mlir::oflow::MeshAttr::get(&context, {1}));
   // The search: layouts (on a mesh, --shard-state auto) and recomputation
-  // (--recompute auto), cheapest first: ZeRO-2 sends the same bytes as data
-  // parallelism; selective recomputation costs a few percent of the FLOPs,
-  // less than ZeRO-3's all-gathers. Recomputing GEMMs too (--recompute all)
+  // (--recompute auto), in the order they usually cost: ZeRO-2 sends the
+  // same bytes as data parallelism; selective recomputation costs a few
+  // percent of the FLOPs, often less than ZeRO-3's all-gathers. The order
+  // only decides which tries can be cut short: past data parallelism the
+  // predicted step decides. Recomputing GEMMs too (--recompute all)
   // is not tried: it costs a third more FLOPs and, with each copy made at
   // its first backward use, often needs more memory, not less.
   bool stageSearch = limit.bytes > 0 && options.emit != EmitStage::Sbp &&
@@ -405,6 +408,21 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   // price is its predicted step against the first try's.
   std::string triesReport;
   std::optional<double> firstStep;
+  // Data parallelism when it fits (the rule, and what users of DDP
+  // expect); otherwise the fitting plan the cost model says is fastest. A
+  // try whose step before recomputation already costs the best fitting
+  // plan's is not carried past its SBP stage.
+  struct Kept {
+    OwningOpRef<ModuleOp> module;
+    size_t index = 0;
+    double seconds = 0;
+    std::string planReport;
+    PlanGraph planGraph;
+    llvm::json::Object planVariables;
+    MemoryUse use;
+  };
+  std::optional<Kept> best;
+  size_t tried = 0;
   MemoryUse finalUse; // what the plan kept needs, measured in the loop
   int64_t smallest = 0;
   bool gpu = cuda || options.target == Target::CudaEmulated;
@@ -416,6 +434,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     planOptions.sbpHints.insert(planOptions.sbpHints.end(), planHints.begin(), planHints.end());
     if (t > 0)
       module = trainingGraph->clone();
+    ++tried;
     std::optional<EntryEstimate> estimate;
     if (sbpStages) {
       if (failed(runStage("SBP: choose layouts, insert boxing", [&](PassManager &pm) {
@@ -437,6 +456,16 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
         for (EntryEstimate &e : estimateEntries(*module, *profile, options.precision))
           if (e.entry == "train")
             estimate = std::move(e);
+      if (best && estimate &&
+          estimate->computeSeconds + estimate->commSeconds() >= best->seconds) {
+        llvm::raw_string_ostream(triesReport)
+            << "memory_try index=" << t + 1 << " shard_state=" << tries[t].shardState
+            << " recompute=" << tries[t].recompute
+            << llvm::format(" skipped=yes step_seconds_at_least=%.6g",
+                            estimate->computeSeconds + estimate->commSeconds())
+            << "\n";
+        continue;
+      }
       if (failed(runStage("partition", [&](PassManager &pm) {
             addPartitionPasses(pm, planOptions);
             return success();
@@ -468,6 +497,10 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     MemoryUse use = measureMemoryUse(*module);
     finalUse = use;
     std::string error = memoryLimitError(use, limit, tries[t].shardState == "all");
+    double seconds = 0;
+    if (estimate)
+      seconds = estimate->computeSeconds + estimate->commSeconds() +
+                recomputeSeconds(*module, "train", *profile, options.precision);
     if (search) {
       triedText += (triedText.empty() ? "" : ", ") + tries[t].name() + " " +
                    formatByteSize(use.total());
@@ -476,15 +509,13 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
            << " recompute=" << tries[t].recompute
            << " peak_bytes_per_device=" << use.total() << " fits=" << (error.empty() ? "yes" : "no");
       if (estimate) {
-        double step = estimate->computeSeconds + estimate->commSeconds() +
-                      recomputeSeconds(*module, "train", *profile, options.precision);
-        line << llvm::format(" step_seconds=%.6g", step)
+        line << llvm::format(" step_seconds=%.6g", seconds)
              << " collective_bytes_per_device=" << estimate->bytes();
         if (!firstStep)
-          firstStep = step;
+          firstStep = seconds;
         else
-          line << llvm::format(" cost_seconds=%+.6g", step - *firstStep)
-               << llvm::format(" cost_percent=%+.2f", 100 * (step - *firstStep) / *firstStep);
+          line << llvm::format(" cost_seconds=%+.6g", seconds - *firstStep)
+               << llvm::format(" cost_percent=%+.2f", 100 * (seconds - *firstStep) / *firstStep);
       }
       line << "\n";
     }
@@ -492,15 +523,12 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     chosenKey = tries[t].key();
     chosenRecompute = tries[t].recompute;
     if (error.empty()) {
-      if (t > 0 && options.verbose)
-        llvm::errs() << "oflow-compile: memory: " << triedText << " per device; the limit is "
-                     << formatByteSize(limit.bytes) << " (" << limit.source << "): "
-                     << tries[t].name() << "\n";
-      if (search)
-        planReport += triesReport + "memory_search tried=" + std::to_string(t + 1) +
-                      " chosen=" + chosenKey + " fits=yes\n";
-      overLimit.clear();
-      break;
+      if (!best || (estimate && seconds < best->seconds))
+        best = Kept{std::move(module), t,        seconds, planReport,
+                    planGraph,         planVariables,    use};
+      if (t == 0 || !estimate)
+        break;
+      continue;
     }
     // Keep the smallest plan's account for the error.
     if (overLimit.empty() || use.total() < smallest) {
@@ -508,10 +536,29 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
       smallest = use.total();
     }
   }
+  if (best) {
+    module = std::move(best->module);
+    planReport = std::move(best->planReport);
+    planGraph = std::move(best->planGraph);
+    planVariables = std::move(best->planVariables);
+    finalUse = best->use;
+    const MemoryTry &kept = tries[best->index];
+    chosenShardState = kept.shardState;
+    chosenKey = kept.key();
+    chosenRecompute = kept.recompute;
+    if (best->index > 0 && options.verbose)
+      llvm::errs() << "oflow-compile: memory: " << triedText << " per device; the limit is "
+                   << formatByteSize(limit.bytes) << " (" << limit.source << "): "
+                   << kept.name() << "\n";
+    if (search)
+      planReport += triesReport + "memory_search tried=" + std::to_string(tried) +
+                    " chosen=" + chosenKey + " fits=yes\n";
+    overLimit.clear();
+  }
   reportMemoryPlan(*module, options);
   if (!overLimit.empty() && search) {
     overLimit = "no plan fits (" + triedText + " per device); the smallest: " + overLimit;
-    planReport += triesReport + "memory_search tried=" + std::to_string(tries.size()) + " chosen=" +
+    planReport += triesReport + "memory_search tried=" + std::to_string(tried) + " chosen=" +
                   chosenKey + " fits=no\n# " + overLimit + "\n";
   }
   if (!overLimit.empty() && !planOutput) {
