@@ -107,6 +107,7 @@ static std::string shardStateName(StringRef state) {
 /// is recomputed.
 struct MemoryTry {
   std::string shardState, recompute;
+  int64_t microBatches = 1; ///< gradient accumulation tried by the search
   std::string name() const {
     std::string text = shardStateName(shardState);
     if (recompute == "selective")
@@ -115,10 +116,16 @@ struct MemoryTry {
       text += " with recomputation including GEMMs";
     else if (recompute != "none")
       text += " recomputing " + recompute;
+    if (microBatches > 1)
+      text += ", " + std::to_string(microBatches) + " micro-batches";
     return text;
   }
   std::string key() const {
-    return recompute == "none" ? shardState : shardState + "+recompute=" + recompute;
+    std::string text =
+        recompute == "none" ? shardState : shardState + "+recompute=" + recompute;
+    if (microBatches > 1)
+      text += "+micro_batches=" + std::to_string(microBatches);
+    return text;
   }
 };
 
@@ -197,6 +204,22 @@ static LogicalResult addMicroBatchAxis(ModuleOp module, const CompileOptions &op
   module->setAttr(mlir::oflow::OFlowDialect::kMeshAttrName,
                   mlir::oflow::MeshAttr::get(ctx, shape, names, links));
   return success();
+}
+
+/// The global batch of the training graph: the leading dim of the train
+/// entry's first named input (0 if none).
+static int64_t trainingBatch(ModuleOp module) {
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    auto entry = fn->getAttrOfType<StringAttr>(mlir::oflow::OFlowDialect::kEntryAttrName);
+    if (!entry || entry.getValue() != "train")
+      continue;
+    for (BlockArgument arg : fn.getArguments()) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (fn.getArgAttr(arg.getArgNumber(), "oflow.name") && type && type.getRank() > 0)
+        return type.getDimSize(0);
+    }
+  }
+  return 0;
 }
 
 int runCompiler(MLIRContext &context, const CompileOptions &options) {
@@ -388,21 +411,29 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
                      options.emit != EmitStage::Linalg;
   bool searchLayouts = options.shardState == "auto" && options.planFile.empty() && multiDevice;
   bool searchRecompute = planRecompute == "auto" && options.mode == Mode::Train;
-  bool search = stageSearch && (searchLayouts || searchRecompute);
+  // Gradient accumulation, the last resort: when nothing above fits, K = 2,
+  // 4, ... micro-batches (activations shrink with K; the step's bytes and
+  // FLOPs do not) while the batch divides.
+  constexpr int64_t kMaxSearchMicro = 16; // each try compiles the step again
+  bool searchMicro = stageSearch && microBatches == 1 && options.planFile.empty() &&
+                     options.mode == Mode::Train;
+  bool search = stageSearch && (searchLayouts || searchRecompute || searchMicro);
   std::string fixedShard = options.shardState == "auto" ? "none" : options.shardState;
   std::string fixedRecompute = planRecompute == "auto" ? "none" : planRecompute;
   std::vector<MemoryTry> tries = {{fixedShard, fixedRecompute}};
-  if (search && searchLayouts && searchRecompute)
+  if (stageSearch && searchLayouts && searchRecompute)
     tries = {{"none", "none"}, {"optimizer", "none"}, {"optimizer", "selective"},
              {"all", "none"},  {"all", "selective"}};
-  else if (search && searchLayouts)
+  else if (stageSearch && searchLayouts)
     tries = {{"none", fixedRecompute}, {"optimizer", fixedRecompute}, {"all", fixedRecompute}};
-  else if (search)
+  else if (stageSearch && searchRecompute)
     tries = {{fixedShard, "none"}, {fixedShard, "selective"}};
 
   OwningOpRef<ModuleOp> trainingGraph;
-  if (tries.size() > 1)
+  if (tries.size() > 1 || searchMicro)
     trainingGraph = module->clone();
+  int64_t globalBatch = trainingBatch(*module);
+  int64_t deviceCount = mesh ? mesh.getNumDevices() : 1;
   std::string overLimit, triedText, chosenKey, chosenRecompute;
   // What each try of the search costs, for --emit=plan: the forced choice's
   // price is its predicted step against the first try's.
@@ -425,18 +456,23 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   size_t tried = 0;
   MemoryUse finalUse; // what the plan kept needs, measured in the loop
   int64_t smallest = 0;
+  size_t smallestTry = 0; // among the tries without micro-batches
   bool gpu = cuda || options.target == Target::CudaEmulated;
   for (size_t t = 0; t < tries.size(); ++t) {
     CompileOptions planOptions = options;
-    planOptions.microBatches = microBatches;
+    int64_t tryMicro = std::max(microBatches, tries[t].microBatches);
+    planOptions.microBatches = tryMicro;
     planOptions.shardState = tries[t].shardState;
     planOptions.recompute = tries[t].recompute;
     planOptions.sbpHints.insert(planOptions.sbpHints.end(), planHints.begin(), planHints.end());
     if (t > 0)
       module = trainingGraph->clone();
+    if (tries[t].microBatches > 1 &&
+        failed(addMicroBatchAxis(*module, options, tries[t].microBatches, cliLoc)))
+      return 1;
     ++tried;
     std::optional<EntryEstimate> estimate;
-    if (sbpStages) {
+    if (sbpStages || tryMicro > 1) {
       if (failed(runStage("SBP: choose layouts, insert boxing", [&](PassManager &pm) {
             addSbpPasses(pm, planOptions);
             return success();
@@ -487,7 +523,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
           bufferize.gpu = gpu;
           bufferize.fuseElementwise = options.fuseElementwise;
           bufferize.reuseBuffers = options.reuseBuffers;
-          bufferize.planByLevel = microBatches == 1;
+          bufferize.planByLevel = tryMicro == 1;
           addBufferizePipeline(pm, bufferize);
           return success();
         })))
@@ -506,8 +542,10 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
                    formatByteSize(use.total());
       llvm::raw_string_ostream line(triesReport);
       line << "memory_try index=" << t + 1 << " shard_state=" << tries[t].shardState
-           << " recompute=" << tries[t].recompute
-           << " peak_bytes_per_device=" << use.total() << " fits=" << (error.empty() ? "yes" : "no");
+           << " recompute=" << tries[t].recompute;
+      if (tries[t].microBatches > 1)
+        line << " micro_batches=" << tries[t].microBatches;
+      line << " peak_bytes_per_device=" << use.total() << " fits=" << (error.empty() ? "yes" : "no");
       if (estimate) {
         line << llvm::format(" step_seconds=%.6g", seconds)
              << " collective_bytes_per_device=" << estimate->bytes();
@@ -531,10 +569,25 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
       continue;
     }
     // Keep the smallest plan's account for the error.
-    if (overLimit.empty() || use.total() < smallest) {
+    bool smaller = overLimit.empty() || use.total() < smallest;
+    if (smaller) {
       overLimit = error;
       smallest = use.total();
+      if (tries[t].microBatches == 1)
+        smallestTry = t;
     }
+    // Nothing fitted: twice the micro-batches, with the layouts and
+    // recomputation of the smallest plan without them (recomputation can
+    // cost memory: each copy is made at its first backward use), if every
+    // device's batch still divides (hints may leave it whole on some axes).
+    // A model whose memory is not its activations (the MLP's is its
+    // gradients) gains nothing: stop when a doubling does not shrink it.
+    int64_t nextMicro = 2 * tries[t].microBatches;
+    if (t + 1 == tries.size() && searchMicro && (tries[t].microBatches == 1 || smaller) &&
+        globalBatch > 0 && nextMicro <= kMaxSearchMicro &&
+        globalBatch % (deviceCount * nextMicro) == 0)
+      tries.push_back(
+          {tries[smallestTry].shardState, tries[smallestTry].recompute, nextMicro});
   }
   if (best) {
     module = std::move(best->module);
