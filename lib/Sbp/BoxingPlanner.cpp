@@ -125,8 +125,16 @@ std::optional<StepCost> priceStep(const Mesh &mesh, int64_t totalBytes,
     // P(sum) <-> P(max) and S -> P(max) have no one-step form.
     return std::nullopt;
   }
-  if (!sends)
+  // On a sequential axis, slicing a value into the micro-batches means it
+  // was computed for all of them at once, and a split made partial (each
+  // micro-batch's rows in a whole-batch tensor of zeros) is computed on
+  // for all of them at once: either way every micro-batch's activations
+  // are alive together, as after a join. Priced like a join.
+  if (!sends) {
+    if (c.kind == BoxingKind::LocalSlice && mesh.link(axis).sequential)
+      c.seconds = kJoinTurnsSeconds;
     return c;
+  }
 
   // T: the piece the group along `axis` works on; the other axes' splits
   // have already divided the tensor.

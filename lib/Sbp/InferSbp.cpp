@@ -342,6 +342,19 @@ LogicalResult Planner::chooseSignature(of::SbpSignatureOpInterface op) {
       // Notes that oflow-partition implements are fine too.
       if (sig.collective.empty() || sig.collective == ::oflow::sbp::kMaskRowsNote)
         sigs.push_back(std::move(sig));
+    // One device along this axis (one device with --micro-batches is mesh
+    // [1, K]): every layout is the whole tensor, but a split or a partial
+    // here constrains the other axes' choices and leaves no-op collectives
+    // in the program (which joined the micro-batches' lanes before the
+    // backward pass): replicate.
+    if (meshAttr.getShape()[axis] == 1) {
+      auto replicated = [](const of::SbpSignature &sig) {
+        auto isB = [](of::SbpAttr a) { return a.isBroadcast(); };
+        return llvm::all_of(sig.operands, isB) && llvm::all_of(sig.results, isB);
+      };
+      if (llvm::any_of(sigs, replicated))
+        llvm::erase_if(sigs, [&](const of::SbpSignature &sig) { return !replicated(sig); });
+    }
     perAxis.push_back(std::move(sigs));
   }
   double best = kInfinity;
@@ -510,7 +523,8 @@ LogicalResult Planner::planFunction(func::FuncOp fn) {
       int64_t factor = 1;
       for (int64_t axis = 0; axis < numAxes; ++axis) {
         int64_t n = meshAttr.getShape()[axis];
-        bool split = type.getDimSize(0) % (factor * n) == 0;
+        // One device along the axis: whole (see chooseSignature).
+        bool split = (n > 1 || axis == microAxis) && type.getDimSize(0) % (factor * n) == 0;
         if (axis == microAxis && !split)
           return fn.emitError()
                  << "input '" << name.getValue() << "': its "

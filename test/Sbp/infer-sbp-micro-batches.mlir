@@ -28,3 +28,4 @@ module attributes {oflow.mesh = #oflow.mesh<2x2, links = [local, sequential]>} {
     return
   }
 }
+

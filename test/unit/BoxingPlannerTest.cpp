@@ -278,6 +278,21 @@ TEST(BoxingPlannerTest, SlowAxisCostsMore) {
   EXPECT_EQ(summary(*p), "local-slice@1 0; all-reduce@0 1835008; all-gather@1 3145728");
 }
 
+// Slicing a value into the micro-batches means it was computed for all of
+// them at once (their activations alive together): priced like a join.
+TEST(BoxingPlannerTest, SlicingIntoMicroBatchesCostsAJoin) {
+  Mesh m = mesh({2, 4}, {"nvlink", "sequential"});
+  std::optional<BoxingStep> slice =
+      planOneAxisStep(m, {64, 32}, 4, nd("[S(0), B]"), nd("[S(0), S(0)]"), 1);
+  ASSERT_TRUE(slice);
+  EXPECT_EQ(slice->bytesPerDevice, 0);
+  EXPECT_DOUBLE_EQ(slice->seconds, 1.0);
+  std::optional<BoxingStep> parallel = planOneAxisStep(
+      mesh({2, 4}, {"nvlink", "nvlink"}), {64, 32}, 4, nd("[S(0), B]"), nd("[S(0), S(0)]"), 1);
+  ASSERT_TRUE(parallel);
+  EXPECT_EQ(parallel->seconds, 0);
+}
+
 TEST(BoxingPlannerTest, SequentialAxisDividesNoCollective) {
   // --micro-batches' axis: its "devices" are one device taking turns. A
   // collective on another axis of a value split over it runs once per turn
