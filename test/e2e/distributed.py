@@ -728,8 +728,12 @@ def group_micro(h, model):
                   f"{worst} of K = 1's, arena {emulated[2][1]} (K = 1: {emulated[1][1]}) KiB")
         if model == "gpt":  # activations dominate its arena (the MLP's: gradients)
             one = [peaks.get(("1", k)) for k in (1, 2, 4)]
-            check(None not in one and one[0] > one[1] > one[2],
+            # Each micro-batch's activations alone: about 1/K of them (the
+            # weights' gradients stay), 0.58 and 0.34 of K = 1's when measured;
+            # a schedule that keeps several micro-batches alive fails this.
+            check(None not in one and one[1] < 0.7 * one[0] and one[2] < 0.45 * one[0],
                   f"{model} ({opt}) on one device: the arena shrinks with K = 1, 2, 4 "
+                  f"below 0.7 and 0.45 of K = 1's "
                   f"({one} KiB)")
             # Recomputation on top: each micro-batch recomputes its own
             # activations; the losses are K = 2's bit for bit.
