@@ -22,13 +22,18 @@ import sys
 
 
 class Writer:
-    def __init__(self):
-        self.lines, self.n = [], 0
+    """Ops one per line, each located like the ONNX exporter names nodes
+    (`loc("/blocks.0/attn/q/matmul")`), so that --recompute REGEX, error
+    messages and --emit=plan-html see the same layers as for the ONNX GPT."""
 
-    def op(self, text):
+    def __init__(self):
+        self.lines, self.n, self.scope = [], 0, ""
+
+    def op(self, text, loc=None):
         name = f"%{self.n}"
         self.n += 1
-        self.lines.append(f"    {name} = {text}")
+        loc = loc or f"{self.scope}/{text.split()[0].removeprefix('oflow.')}"
+        self.lines.append(f'    {name} = {text} loc("{loc}")')
         return name
 
 
@@ -46,30 +51,48 @@ def generate(layers, d, heads, vocab, seq, batch, d_ff=None, seed=0, std=0.02):
     zeros, ones = "#oflow.init<zeros>", "#oflow.init<ones>"
 
     def weight(name, recipe, *dims):
-        return w.op(f'oflow.weight "{name}", {recipe} : {t(*dims)}')
+        return w.op(f'oflow.weight "{name}", {recipe} : {t(*dims)}', loc=name)
+
+    def scoped(name):  # "blocks.0.attn.q" -> "/blocks.0/attn/q", as torch's exporter
+        parts = name.split(".")
+        out = []
+        for part in parts:
+            if part.isdigit() and out:
+                out[-1] += "." + part
+            else:
+                out.append(part)
+        return "/" + "/".join(out)
 
     def linear(x, name, din, dout, rows):  # x [*rows, din] -> [*rows, dout]
+        outer, w.scope = w.scope, scoped(name)
         wt = weight(f"{name}.weight", normal, dout, din)
         b = weight(f"{name}.bias", zeros, dout)
         wtt = w.op(f"oflow.transpose {wt} [1, 0] : ({t(dout, din)}) -> {t(din, dout)}")
         y = w.op(f"oflow.matmul {x}, {wtt} : ({t(*rows, din)}, {t(din, dout)}) -> {t(*rows, dout)}")
-        return w.op(f"oflow.add {b}, {y} : ({t(dout)}, {t(*rows, dout)}) -> {t(*rows, dout)}")
+        out = w.op(f"oflow.add {b}, {y} : ({t(dout)}, {t(*rows, dout)}) -> {t(*rows, dout)}")
+        w.scope = outer
+        return out
 
     def layer_norm(x, name):
+        outer, w.scope = w.scope, scoped(name)
         g = weight(f"{name}.weight", ones, d)
         b = weight(f"{name}.bias", zeros, d)
-        return w.op(f"oflow.layer_norm {x}, {g}, {b} {{axis = 2 : i64}} : "
-                    f"({t(batch, seq, d)}, {t(d)}, {t(d)}) -> {t(batch, seq, d)}")
+        out = w.op(f"oflow.layer_norm {x}, {g}, {b} {{axis = 2 : i64}} : "
+                   f"({t(batch, seq, d)}, {t(d)}, {t(d)}) -> {t(batch, seq, d)}")
+        w.scope = outer
+        return out
 
     def scalar(v):
         return w.op(f"oflow.constant dense<{v!r}> : tensor<f32>")
 
     x3 = (batch, seq, d)
+    w.scope = "/embedding"
     wte = weight("wte.weight", normal, vocab, d)
     wpe = weight("wpe.weight", normal, seq, d)
     emb = w.op(f"oflow.gather {wte}, %arg0 : ({t(vocab, d)}, {t(batch, seq, dtype='i64')}) -> {t(*x3)}")
     h = w.op(f"oflow.add {emb}, {wpe} : ({t(*x3)}, {t(seq, d)}) -> {t(*x3)}")
     # The causal mask: true above the diagonal (the future), shared by every layer.
+    w.scope = "/mask"
     ones_tt = w.op(f"oflow.constant dense<1.0> : {t(seq, seq)}")
     upper = w.op(f"oflow.trilu {ones_tt} {{upper = true, k = 1 : i64}} : {t(seq, seq)}")
     zero = scalar(0.0)
@@ -80,6 +103,7 @@ def generate(layers, d, heads, vocab, seq, batch, d_ff=None, seed=0, std=0.02):
     h4 = (batch, seq, heads, hd)
     for i in range(layers):
         p = f"blocks.{i}"
+        w.scope = f"/{p}/attn"
         a = layer_norm(h, f"{p}.ln_1")
         q = linear(a, f"{p}.attn.q", d, d, (batch, seq))
         q = w.op(f"oflow.reshape {q} [{batch}, {seq}, {heads}, {hd}] : ({t(*x3)}) -> {t(*h4)}")
@@ -101,7 +125,8 @@ def generate(layers, d, heads, vocab, seq, batch, d_ff=None, seed=0, std=0.02):
         o = w.op(f"oflow.transpose {o} [0, 2, 1, 3] : ({t(batch, heads, seq, hd)}) -> {t(*h4)}")
         o = w.op(f"oflow.reshape {o} [{batch}, {seq}, {d}] : ({t(*h4)}) -> {t(*x3)}")
         o = linear(o, f"{p}.attn.proj", d, d, (batch, seq))
-        h = w.op(f"oflow.add {h}, {o} : ({t(*x3)}, {t(*x3)}) -> {t(*x3)}")
+        h = w.op(f"oflow.add {h}, {o} : ({t(*x3)}, {t(*x3)}) -> {t(*x3)}", loc=f"/{p}/add")
+        w.scope = f"/{p}/mlp"
         m = layer_norm(h, f"{p}.ln_2")
         f = linear(m, f"{p}.mlp.fc1", d, d_ff, (batch, seq))
         f4 = t(batch, seq, d_ff)
@@ -111,13 +136,16 @@ def generate(layers, d, heads, vocab, seq, batch, d_ff=None, seed=0, std=0.02):
         g = w.op(f"oflow.mul {f}, {g} : ({f4}, {f4}) -> {f4}")
         g = w.op(f"oflow.mul {g}, {half} : ({f4}, tensor<f32>) -> {f4}")
         f = linear(g, f"{p}.mlp.fc2", d_ff, d, (batch, seq))
-        h = w.op(f"oflow.add {h}, {f} : ({t(*x3)}, {t(*x3)}) -> {t(*x3)}")
+        h = w.op(f"oflow.add {h}, {f} : ({t(*x3)}, {t(*x3)}) -> {t(*x3)}", loc=f"/{p}/add_1")
+    w.scope = ""
     h = layer_norm(h, "ln_f")
     rows = batch * seq
+    w.scope = "/lm_head"
     h = w.op(f"oflow.reshape {h} [{rows}, {d}] : ({t(*x3)}) -> {t(rows, d)}")
     head = w.op(f"oflow.transpose {wte} [1, 0] : ({t(vocab, d)}) -> {t(d, vocab)}")
     logits = w.op(f"oflow.matmul {h}, {head} : ({t(rows, d)}, {t(d, vocab)}) -> {t(rows, vocab)}")
     labels = w.op(f"oflow.reshape %arg1 [{rows}] : ({t(batch, seq, dtype='i64')}) -> {t(rows, dtype='i64')}")
+    w.scope = "/loss"
     loss = w.op(f"oflow.softmax_cross_entropy mean {logits}, {labels} {{ignore_index = -100 : i64}} : "
                 f"({t(rows, vocab)}, {t(rows, dtype='i64')}) -> tensor<f32>")
     ids = t(batch, seq, dtype="i64")

@@ -190,10 +190,11 @@ PlanGraph collectPlanGraph(ModuleOp module) {
     if (of::getBoxingMeshAxis(&op) || op.hasTrait<OpTrait::IsTerminator>() ||
         op.hasTrait<OpTrait::ConstantLike>())
       continue;
-    // Variables stand alone (their layout is the plan's main choice).
-    bool state = isa<of::ReadVariableOp>(op);
-    std::optional<StringRef> name = of::getNodeName(op.getLoc());
-    std::string layer = state && name ? name->str() : layerOf(&op);
+    // Variables stand alone (their layout is the plan's main choice), named
+    // by their symbol (an optimizer slot's read is located at the update).
+    auto read = dyn_cast<of::ReadVariableOp>(op);
+    bool state = bool(read);
+    std::string layer = read ? read.getVariable().str() : layerOf(&op);
     std::string phase = state                    ? "state"
                         : forward.contains(&op)  ? "forward"
                         : layer == "optimizer"   ? "update"
