@@ -3,8 +3,6 @@
 #include "MemoryLimit.h"
 #include "PlanFile.h"
 #include "PlanHtml.h"
-
-#include "llvm/Support/Format.h"
 #include "Pipelines.h"
 
 #include "OFlow/OFlowOps.h"
@@ -16,6 +14,7 @@
 
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Format.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Error.h"
@@ -492,13 +491,11 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
         for (EntryEstimate &e : estimateEntries(*module, *profile, options.precision))
           if (e.entry == "train")
             estimate = std::move(e);
-      if (best && estimate &&
-          estimate->computeSeconds + estimate->commSeconds() >= best->seconds) {
+      if (best && estimate && estimate->stepSeconds() >= best->seconds) {
         llvm::raw_string_ostream(triesReport)
             << "memory_try index=" << t + 1 << " shard_state=" << tries[t].shardState
             << " recompute=" << tries[t].recompute
-            << llvm::format(" skipped=yes step_seconds_at_least=%.6g",
-                            estimate->computeSeconds + estimate->commSeconds())
+            << llvm::format(" skipped=yes step_seconds_at_least=%.6g", estimate->stepSeconds())
             << "\n";
         continue;
       }
@@ -535,7 +532,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     std::string error = memoryLimitError(use, limit, tries[t].shardState == "all");
     double seconds = 0;
     if (estimate)
-      seconds = estimate->computeSeconds + estimate->commSeconds() +
+      seconds = estimate->stepSeconds() +
                 recomputeSeconds(*module, "train", *profile, options.precision);
     if (search) {
       triedText += (triedText.empty() ? "" : ", ") + tries[t].name() + " " +

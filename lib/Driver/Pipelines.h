@@ -80,6 +80,8 @@ struct EntryEstimate {
       s += v.seconds;
     return s;
   }
+  /// Compute and collectives in sequence, as the runtime runs them.
+  double stepSeconds() const { return computeSeconds + commSeconds(); }
 };
 std::vector<EntryEstimate> estimateEntries(mlir::ModuleOp module, const DeviceProfile &profile,
                                            llvm::StringRef precision);

@@ -10,6 +10,7 @@
 #include "PlanHtml.h"
 
 #include "OFlow/OFlowOps.h"
+#include "oflow/Codegen/Passes.h"
 #include "oflow/Sbp/BoxingPlanner.h"
 #include "oflow/Sbp/CostModel.h"
 #include "oflow/Sbp/SbpConversions.h"
@@ -31,10 +32,6 @@ namespace sbp = ::oflow::sbp;
 
 namespace oflow {
 namespace {
-
-int64_t elementBytes(Type t) {
-  return std::max<int64_t>(1, t.isIntOrFloat() ? t.getIntOrFloatBitWidth() / 8 : 4);
-}
 
 int64_t globalBytes(Value v) {
   auto type = dyn_cast<RankedTensorType>(v.getType());

@@ -268,7 +268,7 @@ std::string describeSimulation(ModuleOp module, const DeviceProfile &profile,
        << llvm::format(" compute_seconds=%.6g", est.computeSeconds)
        << " collectives=" << est.collectives() << " bytes_per_device=" << est.bytes()
        << llvm::format(" comm_seconds=%.6g", est.commSeconds())
-       << llvm::format(" step_seconds=%.6g", est.computeSeconds + est.commSeconds()) << "\n";
+       << llvm::format(" step_seconds=%.6g", est.stepSeconds()) << "\n";
   }
   return text;
 }

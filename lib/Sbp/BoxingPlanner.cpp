@@ -126,10 +126,8 @@ std::optional<StepCost> priceStep(const Mesh &mesh, int64_t totalBytes,
     return std::nullopt;
   }
   // On a sequential axis, slicing a value into the micro-batches means it
-  // was computed for all of them at once, and a split made partial (each
-  // micro-batch's rows in a whole-batch tensor of zeros) is computed on
-  // for all of them at once: either way every micro-batch's activations
-  // are alive together, as after a join. Priced like a join.
+  // was computed for all of them at once: every micro-batch's activations
+  // up to there are alive together, as after a join. Priced like a join.
   if (!sends) {
     if (c.kind == BoxingKind::LocalSlice && mesh.link(axis).sequential)
       c.seconds = kJoinTurnsSeconds;
