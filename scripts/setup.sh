@@ -12,7 +12,7 @@ PACKAGES=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools llvm-22 clang-22 lld-22
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libcli11-dev libfmt-dev googletest libgtest-dev libgmock-dev
-  openmpi-bin libopenmpi-dev libopenblas-dev libopenblas0-openmp libdnnl-dev ccache ninja-build cmake g++
+  openmpi-bin libopenmpi-dev libopenblas-dev libopenblas0-openmp libdnnl-dev coinor-libcbc-dev ccache ninja-build cmake g++
   python3-onnx python3-numpy python3-torch python3-torchvision
   chromium
 )

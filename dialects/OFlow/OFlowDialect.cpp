@@ -136,6 +136,14 @@ LogicalResult OFlowDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a dictionary on a function";
     return success();
   }
+  if (name == "oflow.planner") {
+    // What `oflow-infer-sbp{planner=ilp}` found (its seconds, the greedy
+    // plan's, whether proven optimal, the program's size).
+    if (!isa<DictionaryAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << name
+                             << "' must be a dictionary on a function";
+    return success();
+  }
   // A CPU loop nest's range of iterations for the threads, and the fewest
   // worth one (oflow-parallelize-nests).
   if (name == "oflow.parallel_iterations" || name == "oflow.parallel_grain") {

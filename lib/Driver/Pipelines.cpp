@@ -215,6 +215,7 @@ void addSbpPasses(PassManager &pm, const CompileOptions &options) {
   infer.device = options.deviceName();
   infer.precision = options.precision;
   infer.shardState = options.shardState == "auto" ? "none" : options.shardState;
+  infer.planner_ = options.planner;
   pm.addPass(createInferSbp(infer));
   pm.addPass(createInsertBoxing());
   BucketCollectivesOptions bucket;

@@ -133,6 +133,20 @@ std::string describeSbpPlan(ModuleOp module, StringRef device) {
            << (inMemory ? " in_memory=yes" : "") << "\n";
       }
     });
+    // --planner ilp: the integer program's seconds for its plan and the
+    // greedy one's.
+    if (auto planner = fn->getAttrOfType<DictionaryAttr>("oflow.planner")) {
+      os << "planner entry=" << entry.getValue() << " kind=ilp";
+      for (NamedAttribute field : planner) {
+        os << " " << field.getName().getValue() << "=";
+        if (auto f = dyn_cast<FloatAttr>(field.getValue()))
+          os << llvm::format("%.6g", f.getValueAsDouble());
+        else if (auto i = dyn_cast<IntegerAttr>(field.getValue()))
+          os << (i.getType().isInteger(1) ? (i.getInt() ? "yes" : "no")
+                                          : std::to_string(i.getInt()));
+      }
+      os << "\n";
+    }
     for (auto &[layout, count] : layoutCounts)
       os << "layout entry=" << entry.getValue() << " sbp=" << compact(layout)
          << " values=" << count << "\n";

@@ -7,19 +7,25 @@
 // plus the alpha-beta time of the boxing its operands need, plus a look-ahead
 // at the layouts its results must end in (hints, variable writes, returns).
 // Hints and variable layouts are fixed first, so they are always honoured.
+// With `planner=ilp` the greedy plan is then the start of an exact one: the
+// whole function as an integer program (ExactPlanner.h).
 //
 //===----------------------------------------------------------------------===//
 #include "oflow/Sbp/Passes.h"
 
 #include "PartitionGather.h"
+#include "oflow/Sbp/ExactPlanner.h"
 #include "oflow/Sbp/SbpConversions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/GlobPattern.h"
+#include "llvm/Support/Regex.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <map>
 
 namespace oflow {
 #define GEN_PASS_DEF_INFERSBP
@@ -63,6 +69,12 @@ public:
   LogicalResult planFunction(func::FuncOp fn);
   /// Errors for hints that named nothing.
   LogicalResult checkHintsUsed(Location loc);
+  /// Re-chooses every op's layouts of a function planned by planFunction
+  /// (whose inputs and fixed layouts it keeps) by solving the integer
+  /// program of ExactPlanner.h, starting from the greedy choice. Records
+  /// what it found on the function (`oflow.planner`).
+  LogicalResult planFunctionExactly(func::FuncOp fn, bool tieLayers,
+                                    double maxSeconds);
 
 private:
   /// The hint for `name`, if any (the first that matches).
@@ -74,6 +86,21 @@ private:
                         ArrayRef<of::NdSbpAttr> results);
   /// Layouts results must end in: hints, variable writes, returns.
   double lookAheadSeconds(Operation *op, ArrayRef<of::NdSbpAttr> results);
+  /// One jointly valid nd-signature of an op.
+  struct Candidate {
+    SmallVector<of::NdSbpAttr> operands, results;
+    bool operator==(const Candidate &o) const {
+      return operands == o.operands && results == o.results;
+    }
+  };
+  /// Its signatures on each mesh axis (none needing a collective inside),
+  /// combined over the axes, valid for the shapes, without repeats.
+  SmallVector<Candidate> candidates(of::SbpSignatureOpInterface op);
+  /// The hair that makes ties reduce partial results early.
+  static double partialSeconds(ArrayRef<of::NdSbpAttr> results);
+  /// Boxing from `layout` to what hints, variable writes and returns that
+  /// use `value` require (each distinct target once).
+  double fixedUsersSeconds(Value value, of::NdSbpAttr layout);
   LogicalResult chooseSignature(of::SbpSignatureOpInterface op);
   of::NdSbpAttr layoutOf(Value value) { return layouts.lookup(value); }
   void setResults(Operation *op, ArrayRef<of::NdSbpAttr> results);
@@ -330,7 +357,8 @@ void Planner::setOperands(Operation *op, ArrayRef<of::NdSbpAttr> operands) {
                                                          operands.end())));
 }
 
-LogicalResult Planner::chooseSignature(of::SbpSignatureOpInterface op) {
+SmallVector<Planner::Candidate>
+Planner::candidates(of::SbpSignatureOpInterface op) {
   Operation *operation = op.getOperation();
   int64_t numAxes = meshAttr.getNumAxes();
   // Per mesh axis, the signatures that need no collective inside.
@@ -357,8 +385,9 @@ LogicalResult Planner::chooseSignature(of::SbpSignatureOpInterface op) {
     }
     perAxis.push_back(std::move(sigs));
   }
-  double best = kInfinity;
-  SmallVector<of::NdSbpAttr> bestOperands, bestResults;
+  SmallVector<Candidate> found;
+  if (llvm::any_of(perAxis, [](auto &s) { return s.empty(); }))
+    return found;
   SmallVector<size_t> index(numAxes, 0);
   auto ndOf = [&](auto pick) {
     SmallVector<of::SbpAttr> entries;
@@ -366,37 +395,22 @@ LogicalResult Planner::chooseSignature(of::SbpSignatureOpInterface op) {
       entries.push_back(pick(perAxis[axis][index[axis]]));
     return of::NdSbpAttr::get(ctx, entries);
   };
-  bool anyEmpty = llvm::any_of(perAxis, [](auto &s) { return s.empty(); });
-  while (!anyEmpty) {
-    SmallVector<of::NdSbpAttr> operands, results;
+  while (true) {
+    Candidate candidate;
     for (unsigned i = 0; i < operation->getNumOperands(); ++i)
-      operands.push_back(ndOf([&](const of::SbpSignature &s) { return s.operands[i]; }));
+      candidate.operands.push_back(
+          ndOf([&](const of::SbpSignature &s) { return s.operands[i]; }));
     for (unsigned i = 0; i < operation->getNumResults(); ++i)
-      results.push_back(ndOf([&](const of::SbpSignature &s) { return s.results[i]; }));
+      candidate.results.push_back(
+          ndOf([&](const of::SbpSignature &s) { return s.results[i]; }));
     bool valid = true;
-    for (auto [v, l] : llvm::zip(operation->getOperands(), operands))
+    for (auto [v, l] : llvm::zip(operation->getOperands(), candidate.operands))
       valid &= isValid(v, l);
-    for (auto [v, l] : llvm::zip(operation->getResults(), results))
+    for (auto [v, l] : llvm::zip(operation->getResults(), candidate.results))
       valid &= isValid(v, l);
-    if (valid) {
-      // A partial result must be reduced somewhere: it is charged that
-      // reduction now, plus a hair, so that ties reduce early (a gradient is
-      // all-reduced as soon as it is computed, where buckets can form) rather
-      // than after more local ops.
-      double cost = computeSeconds(operation, operands, results) +
-                    lookAheadSeconds(operation, results);
-      for (of::NdSbpAttr layout : results)
-        for (of::SbpAttr entry : layout.getEntries())
-          cost += entry.isPartial() ? kPartialPenaltySeconds : 0;
-      for (auto [v, l] : llvm::zip(operation->getOperands(), operands))
-        cost += boxingSeconds(v, layoutOf(v), l);
-      cost += manufacturedSplitSeconds(operation, results);
-      if (cost < best * (1 - 1e-9)) {
-        best = cost;
-        bestOperands = operands;
-        bestResults = results;
-      }
-    }
+    // Signatures of different mesh axes can combine to the same layouts.
+    if (valid && !llvm::is_contained(found, candidate))
+      found.push_back(std::move(candidate));
     // Next combination (the last mesh axis varies fastest).
     int64_t axis = numAxes - 1;
     while (axis >= 0 && ++index[axis] == perAxis[axis].size())
@@ -404,13 +418,46 @@ LogicalResult Planner::chooseSignature(of::SbpSignatureOpInterface op) {
     if (axis < 0)
       break;
   }
-  if (best == kInfinity)
+  return found;
+}
+
+double Planner::partialSeconds(ArrayRef<of::NdSbpAttr> results) {
+  double seconds = 0;
+  for (of::NdSbpAttr layout : results)
+    for (of::SbpAttr entry : layout.getEntries())
+      seconds += entry.isPartial() ? kPartialPenaltySeconds : 0;
+  return seconds;
+}
+
+LogicalResult Planner::chooseSignature(of::SbpSignatureOpInterface op) {
+  Operation *operation = op.getOperation();
+  double best = kInfinity;
+  const Candidate *chosen = nullptr;
+  SmallVector<Candidate> all = candidates(op);
+  for (const Candidate &candidate : all) {
+    // A partial result must be reduced somewhere: it is charged that
+    // reduction now, plus a hair, so that ties reduce early (a gradient is
+    // all-reduced as soon as it is computed, where buckets can form) rather
+    // than after more local ops.
+    double cost =
+        computeSeconds(operation, candidate.operands, candidate.results) +
+        lookAheadSeconds(operation, candidate.results) +
+        partialSeconds(candidate.results);
+    for (auto [v, l] : llvm::zip(operation->getOperands(), candidate.operands))
+      cost += boxingSeconds(v, layoutOf(v), l);
+    cost += manufacturedSplitSeconds(operation, candidate.results);
+    if (cost < best * (1 - 1e-9)) {
+      best = cost;
+      chosen = &candidate;
+    }
+  }
+  if (!chosen)
     return operation->emitError()
            << "no SBP signature of this op fits the mesh "
            << meshAttr.getNumDevices() << " (shapes do not divide, or every "
            << "split form needs a collective inside that is not supported)";
-  setOperands(operation, bestOperands);
-  setResults(operation, bestResults);
+  setOperands(operation, chosen->operands);
+  setResults(operation, chosen->results);
   return success();
 }
 
@@ -599,6 +646,166 @@ LogicalResult Planner::planFunction(func::FuncOp fn) {
   return success();
 }
 
+double Planner::fixedUsersSeconds(Value value, of::NdSbpAttr layout) {
+  llvm::SmallDenseSet<Attribute, 4> targets;
+  for (Operation *user : value.getUsers()) {
+    if (auto hint = dyn_cast<of::SbpHintOp>(user))
+      targets.insert(hint.getSbp());
+    else if (auto write = dyn_cast<of::WriteVariableOp>(user))
+      targets.insert(variableLayouts.lookup(write.getVariable()));
+    else if (isa<func::ReturnOp>(user))
+      targets.insert(returnLayout);
+  }
+  double seconds = 0;
+  for (Attribute target : targets)
+    seconds += boxingSeconds(value, layout, cast<of::NdSbpAttr>(target));
+  return seconds;
+}
+
+/// The node name of a repeated layer's op with its layer index replaced
+/// (`/blocks.3/attn/q/matmul` -> `/blocks.#/attn/q/matmul`, a weight's
+/// `blocks.3.attn.q.weight` -> `blocks.#.attn.q.weight`): ops of different
+/// layers with the same such name and occurrence are tied.
+static std::string layerTemplate(StringRef nodeName) {
+  static const llvm::Regex layerIndex("\\.[0-9]+(/|\\.|$)");
+  std::string name = nodeName.str();
+  while (true) {
+    SmallVector<StringRef> match;
+    if (!layerIndex.match(name, &match))
+      return name;
+    size_t at = match[0].data() - name.data();
+    name.replace(at, match[0].size(), ".#" + match[1].str());
+  }
+}
+
+LogicalResult Planner::planFunctionExactly(func::FuncOp fn, bool tieLayers,
+                                           double maxSeconds) {
+  // The nodes: ops whose layouts are chosen (planFunction fixes the rest).
+  SmallVector<Operation *> nodes;
+  SmallVector<SmallVector<Candidate>> choices;
+  DenseMap<Operation *, int> nodeOf;
+  fn.walk([&](of::SbpSignatureOpInterface op) {
+    Operation *operation = op.getOperation();
+    if (isa<of::ReadVariableOp, of::WriteVariableOp, of::SbpHintOp,
+            of::ConstantOp>(operation))
+      return;
+    nodeOf[operation] = nodes.size();
+    nodes.push_back(operation);
+    choices.push_back(candidates(op));
+  });
+  if (nodes.empty())
+    return success();
+  sbp::PlanProblem problem;
+  std::vector<int> greedy;
+  for (auto [n, op] : llvm::enumerate(nodes)) {
+    std::vector<double> cost;
+    for (const Candidate &c : choices[n]) {
+      double seconds = computeSeconds(op, c.operands, c.results) +
+                       partialSeconds(c.results);
+      for (auto [v, l] : llvm::zip(op->getOperands(), c.operands))
+        if (!nodeOf.count(v.getDefiningOp()))
+          seconds += boxingSeconds(v, layoutOf(v), l);
+      for (auto [v, l] : llvm::zip(op->getResults(), c.results))
+        seconds += fixedUsersSeconds(v, l);
+      cost.push_back(seconds);
+    }
+    problem.addNode(std::move(cost));
+    // The greedy choice, the solver's start.
+    auto operandAttr = op->getAttrOfType<ArrayAttr>(of::OFlowDialect::kOperandSbpAttrName);
+    auto resultAttr = op->getAttrOfType<ArrayAttr>(of::OFlowDialect::kSbpAttrName);
+    int start = -1;
+    for (auto [k, c] : llvm::enumerate(choices[n]))
+      if (operandAttr && resultAttr &&
+          llvm::equal(c.operands, operandAttr.getAsRange<of::NdSbpAttr>()) &&
+          llvm::equal(c.results, resultAttr.getAsRange<of::NdSbpAttr>()))
+        start = k;
+    greedy.push_back(start);
+  }
+  // Edges: values from one node to another, summed per pair.
+  DenseMap<std::pair<int, int>, size_t> edgeOf;
+  for (auto [u, op] : llvm::enumerate(nodes))
+    for (auto [k, v] : llvm::enumerate(op->getOperands())) {
+      auto producer = nodeOf.find(v.getDefiningOp());
+      if (producer == nodeOf.end())
+        continue;
+      int p = producer->second;
+      unsigned r = cast<OpResult>(v).getResultNumber();
+      auto [it, inserted] = edgeOf.try_emplace({p, static_cast<int>(u)},
+                                               problem.edges.size());
+      if (inserted)
+        problem.edges.push_back(
+            {p, static_cast<int>(u),
+             std::vector<double>(choices[p].size() * choices[u].size(), 0)});
+      std::vector<double> &cost = problem.edges[it->second].cost;
+      for (auto [i, from] : llvm::enumerate(choices[p]))
+        for (auto [j, to] : llvm::enumerate(choices[u]))
+          cost[i * choices[u].size() + j] +=
+              boxingSeconds(v, from.results[r], to.operands[k]);
+    }
+  // Ties: the same op of each repeated layer (named alike up to the layer
+  // index, the same occurrence among the ops of its node, the same types and
+  // candidates).
+  if (tieLayers) {
+    llvm::StringMap<int> occurrence;
+    std::map<std::string, std::vector<int>> groups;
+    for (auto [n, op] : llvm::enumerate(nodes)) {
+      std::optional<StringRef> name = of::getNodeName(op->getLoc());
+      if (!name || name->empty())
+        continue;
+      std::string exact = op->getName().getStringRef().str() + "|" + name->str();
+      int seen = occurrence[exact]++;
+      std::string key;
+      llvm::raw_string_ostream os(key);
+      os << op->getName() << "|" << layerTemplate(*name) << "|" << seen << "|";
+      for (Type t : op->getOperandTypes())
+        os << t << ";";
+      for (Type t : op->getResultTypes())
+        os << t << ";";
+      groups[key].push_back(n);
+    }
+    for (auto &[key, members] : groups) {
+      // Members whose candidates are not the first member's stay free.
+      std::vector<int> tied;
+      for (int n : members)
+        if (choices[n] == choices[members.front()])
+          tied.push_back(n);
+      if (tied.size() > 1)
+        problem.ties.push_back(std::move(tied));
+    }
+  }
+  sbp::ExactOptions options;
+  options.maxSeconds = maxSeconds;
+  if (!llvm::is_contained(greedy, -1))
+    options.start = greedy;
+  std::string error;
+  std::optional<sbp::PlanSolution> solution =
+      sbp::solveExactly(problem, options, error);
+  if (!solution)
+    return fn.emitError() << "--planner ilp: " << error;
+  double greedySeconds =
+      options.start.empty() ? kInfinity : sbp::evaluate(problem, options.start);
+  for (auto [n, op] : llvm::enumerate(nodes)) {
+    const Candidate &c = choices[n][solution->choice[n]];
+    setOperands(op, c.operands);
+    setResults(op, c.results);
+  }
+  Builder b(ctx);
+  SmallVector<NamedAttribute> record = {
+      b.getNamedAttr("seconds", b.getF64FloatAttr(solution->seconds)),
+      b.getNamedAttr("optimal", b.getBoolAttr(solution->optimal)),
+      b.getNamedAttr("ops", b.getI64IntegerAttr(nodes.size())),
+      b.getNamedAttr("tied_groups", b.getI64IntegerAttr(problem.ties.size())),
+      b.getNamedAttr("solver_ops", b.getI64IntegerAttr(solution->solverNodes)),
+      b.getNamedAttr("solver_edges", b.getI64IntegerAttr(solution->solverEdges)),
+      b.getNamedAttr("solver_variables",
+                     b.getI64IntegerAttr(solution->solverVariables))};
+  if (std::isfinite(greedySeconds))
+    record.push_back(
+        b.getNamedAttr("greedy_seconds", b.getF64FloatAttr(greedySeconds)));
+  fn->setAttr("oflow.planner", b.getDictionaryAttr(record));
+  return success();
+}
+
 namespace {
 struct InferSbp : ::oflow::impl::InferSbpBase<InferSbp> {
   using InferSbpBase::InferSbpBase;
@@ -629,12 +836,20 @@ struct InferSbp : ::oflow::impl::InferSbpBase<InferSbp> {
                          << "' (none, optimizer or all)";
       return signalPassFailure();
     }
+    if (planner_ != "greedy" && planner_ != "ilp") {
+      module.emitError() << "oflow-infer-sbp: unknown planner '" << planner_
+                         << "' (greedy or ilp)";
+      return signalPassFailure();
+    }
     Planner planner(module, mesh, sbp::deviceFor(*profile, precision), *shard);
     if (!planner.parseHints(hints, module.getLoc()) ||
         failed(planner.layOutVariables(module)))
       return signalPassFailure();
     for (auto fn : module.getOps<func::FuncOp>())
-      if (!fn.isDeclaration() && failed(planner.planFunction(fn)))
+      if (!fn.isDeclaration() &&
+          (failed(planner.planFunction(fn)) ||
+           (planner_ == "ilp" &&
+            failed(planner.planFunctionExactly(fn, tieLayers, ilpSeconds)))))
         return signalPassFailure();
     if (failed(planner.checkHintsUsed(module.getLoc())))
       return signalPassFailure();

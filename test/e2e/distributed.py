@@ -25,6 +25,10 @@ Groups (--group):
   micro   --micro-batches 2 and 4 (gradient accumulation) equal one batch
   traffic --emit=simulate's collective bytes per mesh axis equal what
           OpenMPI's monitoring counts (needs --traffic-shim)
+  ilp     --planner ilp (the integer program, issue #15 item 5) on 4 and
+          2x2, alone, with ZeRO-3 state and with Megatron hints: the plan
+          says it is proven optimal and no dearer than the greedy plan under
+          the same model, and the mesh trains like one device
 
   distributed.py --oflow-compile build/bin/oflow-compile --model mlp --group dp
 """
@@ -855,10 +859,47 @@ def group_traffic(h, model):
               f"ranks: simulated {dict(sorted(predicted.items()))}, monitored "
               f"{dict(sorted(step.items(), key=str))}")
 
+def planner_record(h, model, mesh, hints, extra):
+    """The `planner` record of --emit=plan (--planner ilp) as a dict."""
+    path = h.compile(model, mesh, hints, extra, emit="plan")
+    if not path:
+        return None
+    with open(path) as f:
+        for line in f:
+            if line.startswith("planner entry=train "):
+                return dict(kv.split("=", 1) for kv in line.split()[1:])
+    return None
+
+
+def group_ilp(h, model):
+    tp = [f"{k}={v}" for k, v in TENSOR_PARALLEL.get(model, {}).items()]
+    cases = [("4", [], []), ("2x2", [], []),
+             ("2x2", [], ["--shard-state", "all", "--optimizer", "adamw"])]
+    if tp:
+        cases.append(("2", tp, []))
+    for mesh, hints, more in cases:
+        extra = ["--planner", "ilp"] + more
+        what = f"{model} --planner ilp on {mesh} {' '.join(more)}{' Megatron hints' if hints else ''}"
+        record = planner_record(h, model, mesh, hints, extra)
+        if not record:
+            check(False, f"{what}: no planner record in --emit=plan")
+            continue
+        seconds = float(record["seconds"])
+        greedy = float(record.get("greedy_seconds", "inf"))
+        check(record.get("optimal") == "yes" and seconds <= greedy * (1 + 1e-9),
+              f"{what}: proven optimal {record.get('optimal')}, "
+              f"{seconds * 1e6:.2f} us against greedy {greedy * 1e6:.2f} us "
+              f"({int(record['ops'])} ops, {record['solver_ops']} left for CBC)")
+        exe = h.compile(model, mesh, hints, extra)
+        if exe:
+            h.same_losses(model, mesh, h.train(exe, model, mesh), what,
+                          [m for m in more if m in ("--optimizer", "adamw")])
+
+
 GROUPS = {"dp": group_dp, "tp": group_tp, "2d": group_2d, "zero": group_zero,
           "plan": group_plan, "resume": group_resume, "faults": group_faults,
           "memory": group_memory, "recompute": group_recompute, "micro": group_micro,
-          "traffic": group_traffic}
+          "traffic": group_traffic, "ilp": group_ilp}
 
 
 def main():

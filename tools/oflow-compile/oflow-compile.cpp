@@ -145,6 +145,12 @@ int run(int argc, char **argv) {
                  "split: ZeRO-2), all (parameters too: ZeRO-3), auto "
                  "(default: the first whose plan fits --memory-limit)")
       ->check(CLI::IsMember({"none", "optimizer", "all", "auto"}));
+  app.add_option("--planner", options.planner,
+                 "how layouts are chosen on a mesh: greedy (default: op by op "
+                 "in program order) or ilp (the whole program as an integer "
+                 "program, started from the greedy plan; repeated layers "
+                 "solved once)")
+      ->check(CLI::IsMember({"greedy", "ilp"}));
   app.add_option("--recompute", options.recompute,
                  "activation recomputation: none, selective (elementwise ops, "
                  "views, softmax, layer norm), all (GEMMs too), a regular "

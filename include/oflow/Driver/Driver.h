@@ -110,6 +110,10 @@ struct CompileOptions {
   /// (parameters too: ZeRO-3), auto (the first of these whose plan fits the
   /// memory limit).
   std::string shardState = "auto";
+  /// How layouts are chosen (--planner): greedy (in program order, the
+  /// default) or ilp (the whole function as an integer program, solved by
+  /// CBC from the greedy plan; issue #15 item 5).
+  std::string planner = "greedy";
   /// Activation recomputation (--recompute): none, selective (elementwise
   /// ops, views, softmax and layer norm), all (GEMMs too), a regular
   /// expression over ONNX node names, or auto (none unless the memory limit

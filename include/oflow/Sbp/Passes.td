@@ -81,6 +81,16 @@ def InferSbp : Pass<"oflow-infer-sbp", "::mlir::ModuleOp"> {
     memory per device falls: the optimizer slots (their updates then run on
     pieces: the gradient is reduce-scattered and the new parameter
     all-gathered, what ZeRO-2 sends), or the parameters too (ZeRO-3).
+
+    `planner=ilp` then re-chooses the layouts of the whole function at once
+    (Alpa's integer program: per op one of its nd-signatures, priced by
+    compute and by the boxing to fixed layouts; per pair of ops joined by
+    values, the boxing between their choices), coarsened exactly (ops with
+    one or two neighbours folded away) and, with `tie-layers`, with the
+    same op of repeated layers solved once; the rest goes to COIN-OR CBC,
+    started from the greedy plan. The function gets `oflow.planner`: the
+    program's seconds for its plan and for the greedy one, whether it is
+    proven optimal, and the sizes the solver saw.
   }];
   let options = [
     ListOption<"hints", "sbp", "std::string",
@@ -94,6 +104,14 @@ def InferSbp : Pass<"oflow-infer-sbp", "::mlir::ModuleOp"> {
            "variables without a hint: none (B; slots follow their "
            "parameter), optimizer (optimizer slots split over the mesh: "
            "ZeRO-1/2), all (parameters too, slots following: ZeRO-3)">,
+    Option<"planner_", "planner", "std::string", /*default=*/"\"greedy\"",
+           "greedy (in program order) or ilp (the whole function as an "
+           "integer program, solved by CBC from the greedy plan)">,
+    Option<"tieLayers", "tie-layers", "bool", /*default=*/"true",
+           "ilp: ops of repeated layers (node names equal up to the layer "
+           "index) take the same layouts">,
+    Option<"ilpSeconds", "ilp-seconds", "double", /*default=*/"60",
+           "ilp: the solver's time limit (past it, its best plan so far)">,
   ];
   let dependentDialects = ["::mlir::oflow::OFlowDialect"];
 }
