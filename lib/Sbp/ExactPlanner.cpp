@@ -39,6 +39,7 @@ static constexpr double kInfinity = std::numeric_limits<double>::infinity();
 /// The solver works in microseconds: seconds are too close to its
 /// tolerances.
 static constexpr double kScale = 1e6;
+static constexpr double kMiB = 1024.0 * 1024.0;
 
 double evaluate(const PlanProblem &problem, llvm::ArrayRef<int> choice) {
   double seconds = 0;
@@ -49,6 +50,17 @@ double evaluate(const PlanProblem &problem, llvm::ArrayRef<int> choice) {
     seconds += e.cost[choice[e.from] * cols + choice[e.to]];
   }
   return seconds;
+}
+
+bool fitsMemory(const PlanProblem &problem, llvm::ArrayRef<int> choice) {
+  for (const PlanProblem::MemoryRow &row : problem.memory) {
+    double bytes = 0;
+    for (const auto &[n, perChoice] : row.terms)
+      bytes += perChoice[choice[n]];
+    if (bytes > row.limit * (1 + 1e-9))
+      return false;
+  }
+  return true;
 }
 
 namespace {
@@ -107,6 +119,10 @@ public:
   std::vector<std::set<int>> adjacent;
   /// Keyed (low, high), oriented low -> high.
   std::map<std::pair<int, int>, Matrix> edges;
+  /// Per node, its bytes per choice in each memory row that names it: such
+  /// nodes are kept for the solver, and a choice dominates another only
+  /// if it also takes no more memory.
+  std::vector<std::vector<std::vector<double>>> memoryBytes;
 
   int choices(int n) const { return static_cast<int>(cost[n].size()); }
 
@@ -146,6 +162,9 @@ public:
     auto noWorse = [&](int better, int worse) {
       if (cost[n][better] > cost[n][worse])
         return false;
+      for (const std::vector<double> &bytes : memoryBytes[n])
+        if (bytes[better] > bytes[worse])
+          return false;
       for (auto &[m, e] : around)
         for (int k = 0; k < e.cols; ++k)
           if (allowed(m, k) && e.at(better, k) > e.at(worse, k))
@@ -300,9 +319,9 @@ std::vector<int> representatives(const PlanProblem &problem) {
 struct Program {
   std::vector<double> objective;
   std::vector<char> integer;
-  /// Equality rows: terms (column, coefficient) = right-hand side.
+  /// Rows: lower <= terms (column, coefficient) <= upper.
   std::vector<std::vector<std::pair<int, double>>> rows;
-  std::vector<double> rhs;
+  std::vector<double> lower, upper;
 
   /// A column in [0, 1].
   int addColumn(double cost, bool isInteger) {
@@ -310,9 +329,14 @@ struct Program {
     integer.push_back(isInteger);
     return static_cast<int>(objective.size()) - 1;
   }
+  /// terms = value.
   void addRow(std::vector<std::pair<int, double>> terms, double value) {
+    addRow(std::move(terms), value, value);
+  }
+  void addRow(std::vector<std::pair<int, double>> terms, double low, double high) {
     rows.push_back(std::move(terms));
-    rhs.push_back(value);
+    lower.push_back(low);
+    upper.push_back(high);
   }
   void load(Cbc_Model *model) const {
     size_t numColumns = objective.size();
@@ -330,11 +354,11 @@ struct Program {
         index[next[c]] = static_cast<int>(r);
         value[next[c]++] = coef;
       }
-    std::vector<double> lower(numColumns, 0), upper(numColumns, 1);
+    std::vector<double> columnLower(numColumns, 0), columnUpper(numColumns, 1);
     Cbc_loadProblem(model, static_cast<int>(numColumns),
                     static_cast<int>(rows.size()), start.data(), index.data(),
-                    value.data(), lower.data(), upper.data(), objective.data(),
-                    rhs.data(), rhs.data());
+                    value.data(), columnLower.data(), columnUpper.data(),
+                    objective.data(), lower.data(), upper.data());
     for (size_t c = 0; c < numColumns; ++c)
       if (integer[c])
         Cbc_setInteger(model, static_cast<int>(c));
@@ -384,6 +408,20 @@ std::optional<PlanSolution> solveExactly(const PlanProblem &problem,
     m.v = e.cost;
     g.addEdge(a, b, m);
   }
+  // Memory rows over the representatives (tied members' bytes summed).
+  std::vector<std::map<int, std::vector<double>>> memoryRows;
+  g.memoryBytes.resize(numNodes);
+  for (const PlanProblem::MemoryRow &row : problem.memory) {
+    std::map<int, std::vector<double>> &terms = memoryRows.emplace_back();
+    for (const auto &[n, bytes] : row.terms) {
+      std::vector<double> &sum = terms[rep[n]];
+      sum.resize(bytes.size(), 0);
+      for (size_t c = 0; c < bytes.size(); ++c)
+        sum[c] += bytes[c];
+    }
+    for (const auto &[r, bytes] : terms)
+      g.memoryBytes[r].push_back(bytes);
+  }
 
   // Exact reductions until none applies: dominated choices forbidden,
   // separable edges moved into their nodes, nodes of degree 2 or less
@@ -399,14 +437,18 @@ std::optional<PlanSolution> solveExactly(const PlanProblem &problem,
       keys.push_back(entry.first);
     for (auto [a, b] : keys)
       changed |= g.dropSeparable(a, b);
+    // A node in a memory row is decided by the solver.
+    auto eliminable = [&](int n) {
+      return g.alive[n] && g.adjacent[n].size() <= 2 && g.memoryBytes[n].empty();
+    };
     std::vector<int> queue;
     for (size_t n = 0; n < numNodes; ++n)
-      if (g.alive[n] && g.adjacent[n].size() <= 2)
+      if (eliminable(static_cast<int>(n)))
         queue.push_back(static_cast<int>(n));
     while (!queue.empty()) {
       int n = queue.back();
       queue.pop_back();
-      if (!g.alive[n] || g.adjacent[n].size() > 2)
+      if (!eliminable(n))
         continue;
       std::vector<int> around(g.adjacent[n].begin(), g.adjacent[n].end());
       std::optional<Elimination> record = g.eliminate(n);
@@ -415,7 +457,7 @@ std::optional<PlanSolution> solveExactly(const PlanProblem &problem,
       eliminated.push_back(std::move(*record));
       changed = true;
       for (int m : around)
-        if (g.alive[m] && g.adjacent[m].size() <= 2)
+        if (eliminable(m))
           queue.push_back(m);
     }
   }
@@ -480,6 +522,16 @@ std::optional<PlanSolution> solveExactly(const PlanProblem &problem,
       }
       ++solution.solverEdges;
     }
+    // Memory rows, in MiB (bytes are too large for the solver's tolerances).
+    for (auto [r, terms] : llvm::enumerate(memoryRows)) {
+      std::vector<std::pair<int, double>> row;
+      for (const auto &[n, bytes] : terms)
+        for (int c = 0; c < g.choices(n); ++c)
+          if (column[n][c] >= 0 && bytes[c] != 0)
+            row.emplace_back(column[n][c], bytes[c] / kMiB);
+      program.addRow(std::move(row), -std::numeric_limits<double>::max(),
+                     problem.memory[r].limit / kMiB);
+    }
     std::unique_ptr<Cbc_Model, CbcDeleter> model(Cbc_newModel());
     program.load(model.get());
     Cbc_setLogLevel(model.get(), 0);
@@ -491,9 +543,10 @@ std::optional<PlanSolution> solveExactly(const PlanProblem &problem,
     // the LP itself (GPT example on 2x2: 9.6 s against 0.1 s).
     Cbc_setParameter(model.get(), "presolve", "off");
     Cbc_setParameter(model.get(), "preprocess", "off");
-    // Start from the known choice when it respects the ties.
+    // Start from the known choice when it respects the ties and the memory
+    // rows.
     if (options.start.size() == numNodes) {
-      bool consistent = true;
+      bool consistent = fitsMemory(problem, options.start);
       for (size_t n = 0; n < numNodes; ++n)
         consistent &= options.start[n] == options.start[rep[n]];
       std::vector<int> startCols;
@@ -512,7 +565,9 @@ std::optional<PlanSolution> solveExactly(const PlanProblem &problem,
     Cbc_solve(model.get());
     const double *values = Cbc_getColSolution(model.get());
     if (!values || Cbc_isProvenInfeasible(model.get())) {
-      error = "the integer program has no solution";
+      error = problem.memory.empty()
+                  ? "the integer program has no solution"
+                  : "no layout of every op fits the memory rows";
       return std::nullopt;
     }
     solution.optimal = Cbc_isProvenOptimal(model.get());
@@ -564,7 +619,7 @@ PlanSolution solveByEnumeration(const PlanProblem &problem) {
     for (size_t n = 0; n < numNodes; ++n)
       choice[n] = choice[rep[n]];
     double seconds = evaluate(problem, choice);
-    if (seconds < best.seconds) {
+    if (seconds < best.seconds && fitsMemory(problem, choice)) {
       best.seconds = seconds;
       best.choice = choice;
     }

@@ -116,6 +116,65 @@ TEST(ExactPlannerTest, EqualsEnumerationWithTies) {
   }
 }
 
+/// Memory rows over random sets of nodes, each choice taking 0-100 MiB,
+/// with limits from tight (often infeasible) to loose.
+void addMemoryRows(std::mt19937 &rng, PlanProblem &p, int rows) {
+  std::uniform_real_distribution<double> unit(0, 1);
+  for (int r = 0; r < rows; ++r) {
+    PlanProblem::MemoryRow row;
+    double smallest = 0;
+    for (size_t n = 0; n < p.nodeCost.size(); ++n) {
+      if (unit(rng) < 0.5)
+        continue;
+      std::vector<double> bytes;
+      for (size_t c = 0; c < p.nodeCost[n].size(); ++c)
+        bytes.push_back(std::floor(100 * unit(rng)) * 1048576.0);
+      smallest += *std::min_element(bytes.begin(), bytes.end());
+      row.terms.emplace_back(static_cast<int>(n), std::move(bytes));
+    }
+    row.limit = smallest + 120 * 1048576.0 * unit(rng);
+    p.memory.push_back(std::move(row));
+  }
+}
+
+TEST(ExactPlannerTest, EqualsEnumerationUnderMemoryRows) {
+  double gap = 0;
+  int solverUsed = 0, infeasible = 0;
+  for (int seed = 0; seed < 60; ++seed) {
+    std::mt19937 rng(3000 + seed);
+    PlanProblem p = randomProblem(rng, 8, seed % 2 ? 0.3 : 0.7, seed % 3 == 0);
+    addMemoryRows(rng, p, 1 + seed % 3);
+    PlanSolution brute = solveByEnumeration(p);
+    infeasible += !std::isfinite(brute.seconds);
+    expectOptimal(p, "memory", seed, gap, solverUsed);
+    std::string error;
+    if (std::optional<PlanSolution> exact = solveExactly(p, {}, error)) {
+      EXPECT_TRUE(fitsMemory(p, exact->choice)) << "seed " << seed;
+    }
+  }
+  // Both outcomes were exercised.
+  EXPECT_GT(infeasible, 0);
+  EXPECT_LT(infeasible, 50);
+}
+
+TEST(ExactPlannerTest, MemoryRowForcesTheSlowerSmallerChoice) {
+  // Two chained nodes: choice 0 is faster and larger. A row over both at
+  // 150 MiB allows one of them to stay large.
+  PlanProblem p;
+  p.addNode({1.0, 2.0});
+  p.addNode({1.0, 1.5});
+  p.edges.push_back({0, 1, {0, 0, 0, 0}});
+  double mib = 1048576.0;
+  p.memory.push_back({{{0, {100 * mib, 50 * mib}}, {1, {100 * mib, 50 * mib}}}, 150 * mib});
+  std::string error;
+  std::optional<PlanSolution> exact = solveExactly(p, {}, error);
+  ASSERT_TRUE(exact) << error;
+  EXPECT_EQ(exact->choice, (std::vector<int>{0, 1}));
+  p.memory[0].limit = 90 * mib;
+  EXPECT_FALSE(solveExactly(p, {}, error));
+  EXPECT_NE(error.find("memory"), std::string::npos) << error;
+}
+
 TEST(ExactPlannerTest, GreedyIsMyopicWhereTheExactPlanIsNot) {
   // 0 -> 1 -> 2: choice 1 of node 0 is a little dearer, but the only one
   // from which node 2's cheap choice is reachable without boxing; greedy

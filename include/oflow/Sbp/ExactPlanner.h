@@ -11,7 +11,9 @@
 // graph is coarsened before the solver sees it: nodes tied together (the same
 // op of repeated layers) share one choice; nodes with one neighbour are folded
 // into it and nodes with two are replaced by an edge between them (both
-// exact); what is left goes to COIN-OR CBC.
+// exact); what is left goes to COIN-OR CBC. Memory rows (bytes live at a
+// point of the program) are constraints of the program; the nodes they name
+// are kept for the solver.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OFLOW_SBP_EXACTPLANNER_H
@@ -38,6 +40,14 @@ struct PlanProblem {
   /// Groups of nodes that must take the same choice (same number of choices,
   /// the same meaning for each index): repeated layers solved once.
   std::vector<std::vector<int>> ties;
+  /// Memory constraints: at some point of the program, the bytes per device
+  /// of the values live there, each term a node and its bytes under each of
+  /// its choices, must not exceed `limit`.
+  struct MemoryRow {
+    std::vector<std::pair<int, std::vector<double>>> terms;
+    double limit = 0;
+  };
+  std::vector<MemoryRow> memory;
 
   int addNode(std::vector<double> cost) {
     nodeCost.push_back(std::move(cost));
@@ -68,14 +78,18 @@ struct ExactOptions {
   std::vector<int> start;
 };
 
-/// The optimum under the ties (std::nullopt with `error` set when no choice
-/// has finite cost, or the solver fails).
+/// Whether a choice per node respects every memory row.
+bool fitsMemory(const PlanProblem &problem, llvm::ArrayRef<int> choice);
+
+/// The optimum under the ties and memory rows (std::nullopt with `error` set
+/// when no choice has finite cost or fits, or the solver fails).
 std::optional<PlanSolution> solveExactly(const PlanProblem &problem,
                                          const ExactOptions &options,
                                          std::string &error);
 
 /// Every combination (tests only: the product of the choice counts must be
-/// small). Ties are respected.
+/// small). Ties and memory rows are respected (infinite seconds: nothing
+/// fits).
 PlanSolution solveByEnumeration(const PlanProblem &problem);
 
 /// Node by node in index order, each taking its cheapest choice given the

@@ -110,8 +110,9 @@ def InferSbp : Pass<"oflow-infer-sbp", "::mlir::ModuleOp"> {
     Option<"tieLayers", "tie-layers", "bool", /*default=*/"true",
            "ilp: ops of repeated layers (node names equal up to the layer "
            "index) take the same layouts">,
-    Option<"ilpSeconds", "ilp-seconds", "double", /*default=*/"60",
-           "ilp: the solver's time limit (past it, its best plan so far)">,
+    Option<"ilpSeconds", "ilp-seconds", "double", /*default=*/"30",
+           "ilp: the solver's time limit per entry (past it, its best plan "
+           "so far)">,
   ];
   let dependentDialects = ["::mlir::oflow::OFlowDialect"];
 }
