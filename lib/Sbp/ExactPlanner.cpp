@@ -123,6 +123,9 @@ public:
   /// nodes are kept for the solver, and a choice dominates another only
   /// if it also takes no more memory.
   std::vector<std::vector<std::vector<double>>> memoryBytes;
+  /// For a choice forbidden as dominated, the choice that dominated it (no
+  /// dearer, no larger): where a start's choice goes.
+  std::vector<std::vector<int>> dominatedBy;
 
   int choices(int n) const { return static_cast<int>(cost[n].size()); }
 
@@ -179,6 +182,7 @@ public:
         if (d != c && allowed(n, d) && noWorse(d, c) &&
             (d < c || !noWorse(c, d))) {
           cost[n][c] = kInfinity;
+          dominatedBy[n][c] = d;
           changed = true;
           break;
         }
@@ -387,7 +391,9 @@ std::optional<PlanSolution> solveExactly(const PlanProblem &problem,
   g.cost.assign(numNodes, {});
   g.alive.assign(numNodes, false);
   g.adjacent.resize(numNodes);
+  g.dominatedBy.resize(numNodes);
   for (size_t n = 0; n < numNodes; ++n) {
+    g.dominatedBy[n].assign(problem.nodeCost[n].size(), -1);
     int r = rep[n];
     if (g.cost[r].empty())
       g.cost[r].assign(problem.nodeCost[n].size(), 0);
@@ -543,16 +549,27 @@ std::optional<PlanSolution> solveExactly(const PlanProblem &problem,
     // the LP itself (GPT example on 2x2: 9.6 s against 0.1 s).
     Cbc_setParameter(model.get(), "presolve", "off");
     Cbc_setParameter(model.get(), "preprocess", "off");
+    // --planner ilp's limit is wall-clock time, not CPU time.
+    Cbc_setParameter(model.get(), "timeMode", "elapsed");
     // Start from the known choice when it respects the ties and the memory
     // rows.
     if (options.start.size() == numNodes) {
-      bool consistent = fitsMemory(problem, options.start);
+      bool consistent = true;
       for (size_t n = 0; n < numNodes; ++n)
-        consistent &= options.start[n] == options.start[rep[n]];
+        consistent &= options.start[n] >= 0 &&
+                      options.start[n] < static_cast<int>(problem.nodeCost[n].size()) &&
+                      options.start[n] == options.start[rep[n]];
+      consistent = consistent && fitsMemory(problem, options.start);
       std::vector<int> startCols;
       for (int n : remaining) {
+        if (!consistent)
+          break;
+        // A pruned choice goes to the one that dominated it (no dearer, no
+        // larger, so the start stays as good and as small).
         int c = options.start[n];
-        consistent &= c >= 0 && c < g.choices(n) && column[n][c] >= 0;
+        while (c >= 0 && !g.allowed(n, c))
+          c = g.dominatedBy[n][c];
+        consistent &= c >= 0 && column[n][c] >= 0;
         if (consistent)
           startCols.push_back(column[n][c]);
       }
@@ -563,7 +580,9 @@ std::optional<PlanSolution> solveExactly(const PlanProblem &problem,
       }
     }
     Cbc_solve(model.get());
-    const double *values = Cbc_getColSolution(model.get());
+    // The best integer solution (the column solution is the last LP's,
+    // fractional when the time limit stopped the search first).
+    const double *values = Cbc_bestSolution(model.get());
     if (!values || Cbc_isProvenInfeasible(model.get())) {
       error = problem.memory.empty()
                   ? "the integer program has no solution"
@@ -597,6 +616,10 @@ std::optional<PlanSolution> solveExactly(const PlanProblem &problem,
   solution.seconds = evaluate(problem, choice);
   if (!std::isfinite(solution.seconds)) {
     error = "no layout of every op has a finite cost";
+    return std::nullopt;
+  }
+  if (!fitsMemory(problem, choice)) {
+    error = "the solver's layouts do not fit the memory rows";
     return std::nullopt;
   }
   solution.solveSeconds =

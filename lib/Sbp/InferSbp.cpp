@@ -695,6 +695,15 @@ LogicalResult Planner::planFunctionExactly(func::FuncOp fn, bool tieLayers,
   });
   if (nodes.empty())
     return success();
+  // An op that takes a value twice in the same layout converts it once.
+  // (Across ops, each consumer is charged its conversion, Alpa's
+  // approximation: insert-boxing converts a value once per layout.)
+  auto usedBefore = [](Operation *op, const Candidate &c, size_t k) {
+    for (size_t e = 0; e < k; ++e)
+      if (op->getOperand(e) == op->getOperand(k) && c.operands[e] == c.operands[k])
+        return true;
+    return false;
+  };
   sbp::PlanProblem problem;
   std::vector<int> greedy;
   for (auto [n, op] : llvm::enumerate(nodes)) {
@@ -702,9 +711,9 @@ LogicalResult Planner::planFunctionExactly(func::FuncOp fn, bool tieLayers,
     for (const Candidate &c : choices[n]) {
       double seconds = computeSeconds(op, c.operands, c.results) +
                        partialSeconds(c.results);
-      for (auto [v, l] : llvm::zip(op->getOperands(), c.operands))
-        if (!nodeOf.count(v.getDefiningOp()))
-          seconds += boxingSeconds(v, layoutOf(v), l);
+      for (auto [k, v] : llvm::enumerate(op->getOperands()))
+        if (!nodeOf.count(v.getDefiningOp()) && !usedBefore(op, c, k))
+          seconds += boxingSeconds(v, layoutOf(v), c.operands[k]);
       for (auto [v, l] : llvm::zip(op->getResults(), c.results))
         seconds += fixedUsersSeconds(v, l);
       cost.push_back(seconds);
@@ -739,8 +748,9 @@ LogicalResult Planner::planFunctionExactly(func::FuncOp fn, bool tieLayers,
       std::vector<double> &cost = problem.edges[it->second].cost;
       for (auto [i, from] : llvm::enumerate(choices[p]))
         for (auto [j, to] : llvm::enumerate(choices[u]))
-          cost[i * choices[u].size() + j] +=
-              boxingSeconds(v, from.results[r], to.operands[k]);
+          if (!usedBefore(op, to, k))
+            cost[i * choices[u].size() + j] +=
+                boxingSeconds(v, from.results[r], to.operands[k]);
     }
   // Ties: the same op of each repeated layer (named alike up to the layer
   // index, the same occurrence among the ops of its node, the same types and
@@ -780,8 +790,16 @@ LogicalResult Planner::planFunctionExactly(func::FuncOp fn, bool tieLayers,
   std::string error;
   std::optional<sbp::PlanSolution> solution =
       sbp::solveExactly(problem, options, error);
-  if (!solution)
-    return fn.emitError() << "--planner ilp: " << error;
+  if (!solution) {
+    // No plan from the solver within its limit (it had no start, or none
+    // fits): the greedy plan stands, and the user hears why.
+    if (options.start.empty())
+      return fn.emitError() << "--planner ilp: " << error;
+    fn.emitWarning() << "--planner ilp: " << error << "; the greedy plan is kept";
+    solution.emplace();
+    solution->choice = options.start;
+    solution->seconds = sbp::evaluate(problem, options.start);
+  }
   double greedySeconds =
       options.start.empty() ? kInfinity : sbp::evaluate(problem, options.start);
   for (auto [n, op] : llvm::enumerate(nodes)) {

@@ -5,7 +5,11 @@
 // nd-signatures, each with a cost (local compute plus the boxing from and to
 // layouts that are fixed: inputs, variables, hints, returns); every pair of
 // ops joined by values is an edge with the boxing time of each pair of
-// choices. The program picks one choice per node minimising the sum.
+// choices. The program picks one choice per node minimising the sum. (A
+// value read by several ops is charged its boxing on each edge, as in Alpa;
+// the boxing pass converts it once per layout, so the sum can overstate a
+// plan whose consumers share a conversion. `optimal` is under this sum and
+// under the ties.)
 //
 // Plain C++ over numbers, so that it can be checked against brute force. The
 // graph is coarsened before the solver sees it: nodes tied together (the same
