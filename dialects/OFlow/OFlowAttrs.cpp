@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "OFlow/OFlowAttrs.h"
 #include "OFlow/OFlowDialect.h"
+#include "oflow/Support/SbpRules.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -341,50 +342,62 @@ std::string NdSbpAttr::str() const {
   return out;
 }
 
+/// The entries in the terms of the rules both SBP models share.
+static SmallVector<::oflow::sbp_rules::Entry> ruleEntries(ArrayRef<SbpAttr> entries) {
+  using ::oflow::sbp_rules::EntryKind;
+  SmallVector<::oflow::sbp_rules::Entry> out;
+  for (SbpAttr sbp : entries) {
+    EntryKind kind = sbp.isSplit()                          ? EntryKind::Split
+                     : sbp.isBroadcast()                    ? EntryKind::Broadcast
+                     : sbp.getKind() == SbpKind::PartialSum ? EntryKind::PartialSum
+                                                            : EntryKind::PartialMax;
+    out.push_back({kind, sbp.isSplit() ? sbp.getAxis() : -1});
+  }
+  return out;
+}
+
 LogicalResult
 NdSbpAttr::verifyFor(MeshAttr mesh, ArrayRef<int64_t> shape,
                      function_ref<InFlightDiagnostic()> emitError) const {
-  ArrayRef<SbpAttr> entries = getEntries();
-  if (static_cast<int64_t>(entries.size()) != mesh.getNumAxes())
-    return emitError() << "nd-SBP " << str() << " has " << entries.size()
+  using ::oflow::sbp_rules::Problem;
+  ::oflow::sbp_rules::Finding found =
+      ::oflow::sbp_rules::checkLayout(mesh.getShape(), shape, ruleEntries(getEntries()));
+  switch (found.problem) {
+  case Problem::None:
+    return success();
+  case Problem::EntryCount:
+    return emitError() << "nd-SBP " << str() << " has " << getEntries().size()
                        << " entries but the mesh " << mesh << " has "
                        << mesh.getNumAxes() << " axes";
-  // Devices that split each tensor axis, accumulated over mesh axes.
-  SmallVector<int64_t> splitFactor(shape.size(), 1);
-  for (auto [meshAxis, sbp] : llvm::enumerate(entries)) {
-    if (!sbp.isSplit())
-      continue;
-    int64_t axis = sbp.getAxis();
-    if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
-      return emitError() << "nd-SBP " << str() << " on mesh axis "
-                         << mesh.getAxisDisplayName(meshAxis) << " splits axis "
-                         << axis << " of a rank-" << shape.size() << " tensor";
-    int64_t meshSize = mesh.getShape()[meshAxis];
-    splitFactor[axis] *= meshSize;
-    if (shape[axis] % splitFactor[axis] != 0) {
-      InFlightDiagnostic diag = emitError();
-      diag << "nd-SBP " << str() << ": tensor axis " << axis << " (size "
-           << shape[axis] << ") is not divisible by ";
-      if (splitFactor[axis] == meshSize)
-        diag << "the size " << meshSize << " of mesh axis "
-             << mesh.getAxisDisplayName(meshAxis);
-      else
-        diag << splitFactor[axis]
-             << ", the product of the mesh axes that split it (up to mesh axis "
-             << mesh.getAxisDisplayName(meshAxis) << ")";
-      return diag;
-    }
+  case Problem::SplitAxisOutOfRange:
+    return emitError() << "nd-SBP " << str() << " on mesh axis "
+                       << mesh.getAxisDisplayName(found.meshAxis) << " splits axis "
+                       << found.tensorAxis << " of a rank-" << shape.size() << " tensor";
+  case Problem::MixedPartials:
+    return emitError() << "nd-SBP " << str() << " is partial with sum and with max (mesh axis "
+                       << mesh.getAxisDisplayName(found.meshAxis)
+                       << "): no reduction undoes both";
+  case Problem::NotDivisible: {
+    int64_t meshSize = mesh.getShape()[found.meshAxis];
+    InFlightDiagnostic diag = emitError();
+    diag << "nd-SBP " << str() << ": tensor axis " << found.tensorAxis << " (size "
+         << shape[found.tensorAxis] << ") is not divisible by ";
+    if (found.factor == meshSize)
+      diag << "the size " << meshSize << " of mesh axis "
+           << mesh.getAxisDisplayName(found.meshAxis);
+    else
+      diag << found.factor
+           << ", the product of the mesh axes that split it (up to mesh axis "
+           << mesh.getAxisDisplayName(found.meshAxis) << ")";
+    return diag;
   }
-  return success();
+  }
+  llvm_unreachable("unknown layout problem");
 }
 
 SmallVector<int64_t> NdSbpAttr::getLocalShape(MeshAttr mesh,
                                               ArrayRef<int64_t> shape) const {
-  SmallVector<int64_t> local(shape);
-  for (auto [meshAxis, sbp] : llvm::enumerate(getEntries()))
-    if (sbp.isSplit())
-      local[sbp.getAxis()] /= mesh.getShape()[meshAxis];
-  return local;
+  return ::oflow::sbp_rules::localShape(mesh.getShape(), shape, ruleEntries(getEntries()));
 }
 
 //===----------------------------------------------------------------------===//

@@ -167,8 +167,11 @@ std::string mlir::oflow::getManifestSbp(NdSbpAttr layout) {
   for (auto [i, entry] : llvm::enumerate(layout.getEntries())) {
     if (i)
       text += ",";
+    // Partial entries keep their reduction (the runtime refuses them: state
+    // and inputs are never partial, and a manifest that said so would be
+    // a compiler bug worth seeing whole).
     text += entry.isSplit() ? "S" + std::to_string(entry.getAxis())
-            : entry.isBroadcast() ? "B" : "P";
+            : entry.isBroadcast() ? "B" : entry.str();
   }
   return text;
 }

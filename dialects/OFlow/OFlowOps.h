@@ -63,7 +63,8 @@ bool isPartitioned(Operation *op);
 /// `local` (each split dim times the sizes of the mesh axes splitting it).
 SmallVector<int64_t> getGlobalShape(MeshAttr mesh, NdSbpAttr layout,
                                     ArrayRef<int64_t> local);
-/// `S0,B`-style text of a layout for the runtime's manifest.
+/// `S0,B`-style text of a layout for the runtime's manifest (partial
+/// entries as `P(sum)`/`P(max)`, which the runtime refuses).
 std::string getManifestSbp(NdSbpAttr layout);
 /// The ONNX node (or native IR op) name an op came from, when its location
 /// carries one: a name location, the first named part of a fused one, or

@@ -1,5 +1,6 @@
 //===- CostModel.cpp - SBP layouts, meshes and the time model -------------===//
 #include "oflow/Sbp/CostModel.h"
+#include "oflow/Support/SbpRules.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -101,44 +102,37 @@ double computeSeconds(const Device &device, double flops, double bytes) {
   return std::max(flops / device.flopsPerSecond, bytes / device.bytesPerSecond);
 }
 
+/// The entries in the terms of the rules both SBP models share.
+static llvm::SmallVector<sbp_rules::Entry> ruleEntries(const NdSbp &nd) {
+  llvm::SmallVector<sbp_rules::Entry> out;
+  for (const Sbp &s : nd) {
+    sbp_rules::EntryKind kind =
+        s.kind == SbpKind::Split       ? sbp_rules::EntryKind::Split
+        : s.kind == SbpKind::Broadcast ? sbp_rules::EntryKind::Broadcast
+        : s.kind == SbpKind::PartialSum ? sbp_rules::EntryKind::PartialSum
+                                        : sbp_rules::EntryKind::PartialMax;
+    out.push_back({kind, s.axis});
+  }
+  return out;
+}
+
 int64_t splitFactor(const Mesh &mesh, const NdSbp &nd, int64_t axis) {
-  int64_t factor = 1;
-  for (size_t a = 0; a < nd.size() && a < mesh.shape.size(); ++a)
-    if (nd[a].isSplit() && nd[a].axis == axis)
-      factor *= mesh.shape[a];
-  return factor;
+  return sbp_rules::splitFactor(mesh.shape, ruleEntries(nd), axis);
 }
 
 bool isValidLayout(const Mesh &mesh, llvm::ArrayRef<int64_t> shape,
                    const NdSbp &nd) {
-  // Dynamic dimensions (negative) cannot be priced or checked.
-  if (nd.size() != mesh.shape.size() ||
-      llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+  // The dialect's rules, on static shapes only: dynamic dimensions
+  // (negative) cannot be priced.
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
     return false;
-  bool sum = false, max = false;
-  for (const Sbp &s : nd) {
-    if (s.isSplit() &&
-        (s.axis < 0 || s.axis >= static_cast<int64_t>(shape.size())))
-      return false;
-    sum |= s.kind == SbpKind::PartialSum;
-    max |= s.kind == SbpKind::PartialMax;
-  }
-  if (sum && max)
-    return false;
-  for (int64_t i = 0, e = shape.size(); i < e; ++i)
-    if (shape[i] % splitFactor(mesh, nd, i) != 0)
-      return false;
-  return true;
+  return !sbp_rules::checkLayout(mesh.shape, shape, ruleEntries(nd));
 }
 
 llvm::SmallVector<int64_t> localShape(const Mesh &mesh,
                                       llvm::ArrayRef<int64_t> shape,
                                       const NdSbp &nd) {
-  assert(isValidLayout(mesh, shape, nd) && "localShape of an invalid layout");
-  llvm::SmallVector<int64_t> local(shape.begin(), shape.end());
-  for (int64_t i = 0, e = shape.size(); i < e; ++i)
-    local[i] /= splitFactor(mesh, nd, i);
-  return local;
+  return sbp_rules::localShape(mesh.shape, shape, ruleEntries(nd));
 }
 
 } // namespace oflow::sbp

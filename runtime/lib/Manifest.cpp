@@ -114,7 +114,7 @@ public:
       long axis = e.size() > 1 && e[0] == 'S' ? std::strtol(e.c_str() + 1, &end, 10) : -1;
       if (axis < 0 || *end)
         throw error("bad sbp entry '" + e + "' in '" + w + "' (want S<axis> or B" +
-                    (e == "P" ? "; partial values never reach the runtime)" : ")"));
+                    (e[0] == 'P' ? "; partial values never reach the runtime)" : ")"));
       r.push_back(static_cast<int>(axis));
     }
     if (r.empty() || w.back() == ',')

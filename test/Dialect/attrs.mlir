@@ -67,12 +67,12 @@ module attributes {oflow.mesh = #oflow.mesh<2x4, names = [node, gpu]>} {
 // Partial values, and both mesh axes splitting tensor axis 0 (8 = 2 * 4).
 // CHECK: module attributes {oflow.mesh = #oflow.mesh<2x4>} {
 // CHECK-LABEL: func.func @partial_and_two_axes_one_dim(
-// CHECK: %0 = oflow.matmul %arg0, %arg1 {oflow.name = "mm", oflow.sbp = [#oflow.nd_sbp<[P(sum), P(max)]>]} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+// CHECK: %0 = oflow.matmul %arg0, %arg1 {oflow.name = "mm", oflow.sbp = [#oflow.nd_sbp<[P(sum), P(sum)]>]} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
 // CHECK-NEXT: %1 = oflow.relu %0 {oflow.sbp = [#oflow.nd_sbp<[S(0), S(0)]>]} : tensor<8x32xf32>
 // CHECK-NEXT: %2 = oflow.reduce_sum %1 {axes = array<i64: 0, 1>, keepdims = false, oflow.sbp = [#oflow.nd_sbp<[P(sum), B]>]} : (tensor<8x32xf32>) -> tensor<f32>
 module attributes {oflow.mesh = #oflow.mesh<2x4>} {
   func.func @partial_and_two_axes_one_dim(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>) {
-    %0 = oflow.matmul %x, %w {oflow.name = "mm", oflow.sbp = [#oflow.nd_sbp<[P(sum), P(max)]>]} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+    %0 = oflow.matmul %x, %w {oflow.name = "mm", oflow.sbp = [#oflow.nd_sbp<[P(sum), P(sum)]>]} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
     %1 = oflow.relu %0 {oflow.sbp = [#oflow.nd_sbp<[S(0), S(0)]>]} : tensor<8x32xf32>
     %2 = oflow.reduce_sum %1 {axes = array<i64: 0, 1>, keepdims = false, oflow.sbp = [#oflow.nd_sbp<[P, B]>]} : (tensor<8x32xf32>) -> tensor<f32>
     return

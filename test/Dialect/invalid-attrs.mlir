@@ -1,8 +1,9 @@
 // Malformed #oflow.mesh / #oflow.sbp / #oflow.nd_sbp attributes, and
 // oflow.mesh / oflow.sbp / oflow.name attributes that do not fit where they
 // are: an nd-SBP needs one entry per axis of the governing mesh (the module's
-// oflow.mesh, or a single device), split axes within the tensor's rank, and
-// every split tensor axis divisible by the mesh axes that split it.
+// oflow.mesh, or a single device), split axes within the tensor's rank,
+// every split tensor axis divisible by the mesh axes that split it, and not
+// both partial sums and partial maxes.
 //
 // RUN: oflow-opt %s -split-input-file -verify-diagnostics
 
@@ -132,6 +133,18 @@ module attributes {oflow.mesh = #oflow.mesh<2x4, names = [node, gpu]>} {
 module attributes {oflow.mesh = #oflow.mesh<3x4>} {
   // expected-error @below {{argument #0: nd-SBP [S(0), B]: tensor axis 0 (size 8) is not divisible by the size 3 of mesh axis 0}}
   func.func @not_divisible_unnamed(%x: tensor<8x8xf32> {oflow.sbp = #oflow.nd_sbp<[S(0), B]>}) {
+    return
+  }
+}
+
+// -----
+
+// The planner's model and the verifier share these rules
+// (oflow/Support/SbpRules.h): partial with sum on one axis and max on
+// another means nothing.
+module attributes {oflow.mesh = #oflow.mesh<2x4, names = [node, gpu]>} {
+  // expected-error @below {{argument #0: nd-SBP [P(sum), P(max)] is partial with sum and with max (mesh axis 1 (gpu)): no reduction undoes both}}
+  func.func @mixed_partials(%x: tensor<4x8xf32> {oflow.sbp = #oflow.nd_sbp<[P(sum), P(max)]>}) {
     return
   }
 }

@@ -340,7 +340,9 @@ TEST_F(MeshSbpAttrTest, VerifyForAcceptsFittingLayouts) {
   EXPECT_TRUE(verify(nd({B(), B()}), m, {3, 5}, ok).empty());
   EXPECT_TRUE(ok);
   // Partial values of a scalar.
-  EXPECT_TRUE(verify(nd({P(), PMax()}), m, {}, ok).empty());
+  EXPECT_TRUE(verify(nd({P(), P()}), m, {}, ok).empty());
+  EXPECT_TRUE(ok);
+  EXPECT_TRUE(verify(nd({PMax(), B()}), m, {}, ok).empty());
   EXPECT_TRUE(ok);
   // Two mesh axes split axis 0: 8 devices along it.
   EXPECT_TRUE(verify(nd({S(0), S(0)}), m, {8, 3}, ok).empty());
@@ -348,6 +350,18 @@ TEST_F(MeshSbpAttrTest, VerifyForAcceptsFittingLayouts) {
   // A single device splits anything.
   EXPECT_TRUE(verify(nd({S(1)}), mesh({1}), {3, 5}, ok).empty());
   EXPECT_TRUE(ok);
+}
+
+TEST_F(MeshSbpAttrTest, VerifyForMixedPartials) {
+  // The planner's model (isValidLayout) and the verifier share one set of
+  // rules: no reduction undoes a sum on one axis and a max on another.
+  MeshAttr m = mesh({2, 4});
+  bool ok = true;
+  std::vector<std::string> diags = verify(nd({P(), PMax()}), m, {}, ok);
+  EXPECT_FALSE(ok);
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_NE(diags[0].find("partial with sum and with max (mesh axis 1)"), std::string::npos)
+      << diags[0];
 }
 
 TEST_F(MeshSbpAttrTest, VerifyForEntryCount) {

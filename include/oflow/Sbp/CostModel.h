@@ -117,11 +117,11 @@ double computeSeconds(const Device &device, double flops, double bytes);
 /// The product of the sizes of the mesh axes that split tensor axis `axis`.
 int64_t splitFactor(const Mesh &mesh, const NdSbp &nd, int64_t axis);
 
-/// True iff every dimension of `shape` is static (>= 0), `nd` has one entry
-/// per mesh axis, every split names a tensor axis
-/// of `shape`, each split tensor axis is divisible by the product of the sizes
-/// of the mesh axes splitting it, and partial sums and partial maxes are not
-/// mixed (their reduction order would matter, so such a layout means nothing).
+/// True iff every dimension of `shape` is static (>= 0: the planner prices
+/// only those) and `nd` follows the rules the dialect's verifier applies
+/// (oflow/Support/SbpRules.h: one entry per mesh axis, splits of tensor axes
+/// that exist and divide by the product of the mesh axes splitting them,
+/// partial sums and partial maxes not mixed).
 bool isValidLayout(const Mesh &mesh, llvm::ArrayRef<int64_t> shape,
                    const NdSbp &nd);
 
