@@ -5,6 +5,13 @@
 // dense f32 scratch buffers, one pair per thread, reused across calls (they
 // grow, never shrink), then the same cblas_sgemm.
 //
+// Losses must not depend on `--threads`, and OpenBLAS's own threading does
+// not give the same bits as one thread (its multi-threaded sgemm takes other
+// kernels: 0.3.21 on an AVX-512 CPU differs in every GPT-example shape). So
+// OpenBLAS always runs on one thread here, and a GEMM is cut into pieces of C
+// (row or column blocks) by its shape alone; the threads take whole pieces.
+// Each piece is then the same single-threaded call at every thread count.
+//
 //===----------------------------------------------------------------------===//
 #include "HalfFloat.h"
 #include "MpiWorld.h"
@@ -14,17 +21,114 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
+
+namespace {
+/// Below this many multiply-adds a GEMM is one piece: threads would cost
+/// more than they save.
+constexpr int64_t kMinParallelMacs = int64_t(1) << 20;
+/// Rows (or columns) of C per piece, at least: each piece repacks the other
+/// operand, which stays cheap against 2 x 64 FLOPs per packed element.
+constexpr int64_t kMinPieceExtent = 64;
+constexpr int64_t kMaxPieces = 64;
+
+/// C cut along its rows (`alongRows`) or columns into `count` pieces of
+/// `extent` (the last one shorter).
+struct Pieces {
+  bool alongRows = true;
+  int64_t count = 1;
+  int64_t extent = 0;
+};
+
+/// A function of the shape only: never of the thread count.
+Pieces piecesFor(int64_t m, int64_t n, int64_t k) {
+  Pieces p;
+  p.alongRows = m >= n;
+  int64_t whole = p.alongRows ? m : n;
+  p.extent = whole;
+  if (m * n * std::max<int64_t>(k, 1) < kMinParallelMacs)
+    return p;
+  int64_t count = std::clamp<int64_t>(whole / kMinPieceExtent, 1, kMaxPieces);
+  // Extents in multiples of 16 (whole kernel tiles), the count re-derived.
+  p.extent = (whole + count - 1) / count;
+  p.extent = (p.extent + 15) / 16 * 16;
+  p.count = (whole + p.extent - 1) / p.extent;
+  return p;
+}
+
+/// Piece `i` of C = alpha op(A) op(B) + beta C, on the calling thread only.
+void gemmPiece(const Pieces &p, int64_t i, bool ta, bool tb, int64_t m, int64_t n,
+               int64_t k, float alpha, const float *a, int64_t lda, const float *b,
+               int64_t ldb, float beta, float *c, int64_t ldc) {
+  int64_t begin = i * p.extent;
+  int64_t size = std::min(p.extent, (p.alongRows ? m : n) - begin);
+  if (size <= 0)
+    return;
+  if (p.alongRows) {
+    // Rows of op(A): rows of A, or columns of the stored (k x m) A.
+    a += ta ? begin : begin * lda;
+    c += begin * ldc;
+    m = size;
+  } else {
+    // Columns of op(B): columns of B, or rows of the stored (n x k) B.
+    b += tb ? begin * ldb : begin;
+    c += begin;
+    n = size;
+  }
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb,
+              beta, c, ldc);
+}
+
+/// OpenBLAS (its OpenMP build) takes as many threads as omp_get_max_threads()
+/// outside a parallel region, whatever openblas_set_num_threads said; this
+/// holds it to one for a scope.
+class OneBlasThread {
+public:
+  OneBlasThread() : saved_(omp_get_max_threads()) {
+    if (saved_ != 1)
+      omp_set_num_threads(1);
+  }
+  ~OneBlasThread() {
+    if (saved_ != 1)
+      omp_set_num_threads(saved_);
+  }
+
+private:
+  int saved_;
+};
+
+/// Runs `run(t)` for t in [0, tasks) in ranges on the threads
+/// (oflow_rt_parallel_for: the generated nests' pool), OpenBLAS on one thread
+/// in each.
+template <typename Run>
+void runPieces(int64_t tasks, Run run) {
+  auto task = [](void *ctx, int64_t begin, int64_t end) {
+    // A worker of a parallel region is held to one thread by
+    // omp_in_parallel(); a range run on the calling thread is held here.
+    std::optional<OneBlasThread> one;
+    if (!omp_in_parallel())
+      one.emplace();
+    for (int64_t t = begin; t < end; ++t)
+      (*static_cast<Run *>(ctx))(t);
+  };
+  oflow_rt_parallel_for(task, &run, tasks, /*grain=*/1);
+}
+} // namespace
 
 extern "C" void oflow_rt_sgemm(int64_t trans_a, int64_t trans_b, int64_t m,
                                int64_t n, int64_t k, float alpha,
                                const float *a, int64_t lda, const float *b,
                                int64_t ldb, float beta, float *c,
                                int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b,
-              ldb, beta, c, ldc);
+  if (m <= 0 || n <= 0)
+    return;
+  Pieces p = piecesFor(m, n, k);
+  runPieces(p.count, [&](int64_t i) {
+    gemmPiece(p, i, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  });
 }
 
 extern "C" void oflow_rt_sgemm_batched(
@@ -32,9 +136,14 @@ extern "C" void oflow_rt_sgemm_batched(
     int64_t k, float alpha, const float *a, int64_t lda, int64_t stride_a,
     const float *b, int64_t ldb, int64_t stride_b, float beta, float *c,
     int64_t ldc, int64_t stride_c) {
-  for (int64_t i = 0; i < batch; ++i)
-    oflow_rt_sgemm(trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda,
-                   b + i * stride_b, ldb, beta, c + i * stride_c, ldc);
+  if (batch <= 0 || m <= 0 || n <= 0)
+    return;
+  Pieces p = piecesFor(m, n, k);
+  runPieces(batch * p.count, [&](int64_t t) {
+    int64_t i = t / p.count;
+    gemmPiece(p, t % p.count, trans_a, trans_b, m, n, k, alpha, a + i * stride_a,
+              lda, b + i * stride_b, ldb, beta, c + i * stride_c, ldc);
+  });
 }
 
 namespace {
@@ -129,7 +238,9 @@ extern "C" void oflow_rt_gemm_lowp_batched(
 }
 
 extern "C" void oflow_rt_set_threads(int64_t threads) {
-  openblas_set_num_threads(static_cast<int>(threads));
-  // oneDNN's convolutions (ConvDnnl.cpp) run on its OpenMP threads.
+  // The GEMMs' pieces, the generated nests (Parallel.cpp) and oneDNN's
+  // convolutions (ConvDnnl.cpp) all run on libgomp's threads; OpenBLAS
+  // itself stays on one (runPieces).
+  openblas_set_num_threads(1);
   omp_set_num_threads(static_cast<int>(threads));
 }

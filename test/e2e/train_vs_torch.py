@@ -4,7 +4,9 @@
 The reference is the very nn.Module the example exports (examples/<name>/
 model.py, make_model()), trained with torch.optim from the same initial
 weights on the same rows (step k uses rows (k*B + i) mod N). Checks:
-  * the loss of every step within --rtol (relative) of PyTorch's,
+  * the loss of every step within --rtol (relative) of PyTorch's (fp32: of
+    PyTorch's float64 run, within at least 10x PyTorch float32's own drift
+    from it so far),
   * the loss falls by at least 20% over the run,
   * first-step gradients ||oflow - torch|| / ||torch|| <= --grad-rtol per tensor,
 and the executable runs in its memory-checking mode (dead arena regions are
@@ -114,7 +116,7 @@ def load_example(name):
 
 
 def torch_run(example, data, optimizer, lr, steps, batch, precision="fp32",
-              loss_scale=None):
+              loss_scale=None, dtype=torch.float32):
     """loss_scale: dynamic loss scaling from this initial scale, as
     torch.cuda.amp.GradScaler(init_scale=loss_scale) does it (CPU torch 1.13
     has no GradScaler): backward of loss * S, gradients times 1 / S, a step
@@ -125,7 +127,7 @@ def torch_run(example, data, optimizer, lr, steps, batch, precision="fp32",
             return torch_run(example, data, optimizer, lr, steps, batch,
                              loss_scale=loss_scale)
     torch.set_num_threads(1)
-    model = example.make_model()
+    model = example.make_model().to(dtype)
     model.train()
     opt = OPTIMIZERS[optimizer]["make"](model.parameters(), lr)
     n = len(data[0])
@@ -135,6 +137,7 @@ def torch_run(example, data, optimizer, lr, steps, batch, precision="fp32",
     for k in range(steps):
         rows = [(k * batch + i) % n for i in range(batch)]
         args = [torch.from_numpy(d[rows]) for d in data]
+        args = [a.to(dtype) if a.is_floating_point() else a for a in args]
         opt.zero_grad()
         loss = model(*args)
         (loss * scale if loss_scale else loss).backward()
@@ -145,7 +148,7 @@ def torch_run(example, data, optimizer, lr, steps, batch, precision="fp32",
                 overflow |= not bool(torch.isfinite(p.grad).all())
                 p.grad.mul_(inverse)
         if k == 0:
-            grads = {name: p.grad.detach().numpy().copy()
+            grads = {name: p.grad.detach().float().numpy().copy()
                      for name, p in model.named_parameters()}
         losses.append(loss.item())
         if overflow:
@@ -224,6 +227,22 @@ def main():
     lr = LR[(args.example, args.optimizer)]
     ref_losses, ref_grads = torch_run(example, data, args.optimizer, lr, args.steps,
                                       example.BATCH, args.precision, args.loss_scale)
+    # fp32: the reference is PyTorch in float64, and each step's tolerance
+    # is at least 10x the largest error PyTorch's own float32 run has made
+    # against it so far. Some of these runs (SGD at the examples' rates) are
+    # chaotic enough that two correct float32 implementations drift apart:
+    # PyTorch's float32 CNN/SGD run ends 1.5e-4 from float64, where rounding
+    # alone would be 1e-7. (bf16/fp16: the rounded-GEMM reference is the
+    # function itself, in float32.)
+    allowance = [0.0] * args.steps
+    if args.precision == "fp32":
+        ref32 = ref_losses
+        ref_losses, ref_grads = torch_run(example, data, args.optimizer, lr, args.steps,
+                                          example.BATCH, dtype=torch.float64)
+        drift = 0.0
+        for k, (a, b) in enumerate(zip(ref32, ref_losses)):
+            drift = max(drift, abs(a - b) / max(abs(b), 1e-12))
+            allowance[k] = 10 * drift
     with tempfile.TemporaryDirectory() as workdir:
         losses, grads = oflow_run(args, args.example, args.optimizer, lr, workdir)
 
@@ -235,8 +254,10 @@ def main():
         rel = abs(a - b) / max(abs(b), 1e-12)
         worst = max(worst, rel)
         loose = args.loose_after is not None and k >= args.loose_after
-        if rel > (args.loose_rtol if loose else args.rtol):
-            failures.append(f"step {k}: loss {a:.9g} vs torch {b:.9g} (rel {rel:.2e})")
+        tol = max(args.loose_rtol if loose else args.rtol, allowance[k])
+        if rel > tol:
+            failures.append(f"step {k}: loss {a:.9g} vs torch {b:.9g} (rel {rel:.2e}, "
+                            f"allowed {tol:.1e})")
     drop = fall(ref_losses)
     if losses and fall(losses) < 0.2:
         failures.append(f"loss fell only {100 * fall(losses):.1f}% (mean of the "
@@ -270,7 +291,9 @@ def main():
     print(f"{args.example}/{args.optimizer}/{args.precision}: {len(losses)} steps, loss "
           f"{losses[0] if losses else float('nan'):.4f} -> "
           f"{losses[-1] if losses else float('nan'):.4f} (torch drop {100 * drop:.1f}%), "
-          f"max loss rel diff {worst:.2e}, max grad rel diff {worst_grad:.2e}")
+          f"max loss rel diff {worst:.2e}, max grad rel diff {worst_grad:.2e}"
+          + (f" (against float64; PyTorch float32's own loss drift {max(allowance) / 10:.1e})"
+             if args.precision == "fp32" else ""))
     for f in failures[:20]:
         print("FAIL:", f)
     return 1 if failures else 0

@@ -65,6 +65,69 @@ TEST(Blas, BatchedSgemmUsesElementStrides) {
     EXPECT_FLOAT_EQ(c[i], want[i]) << i;
 }
 
+// Losses must not depend on --threads: every GEMM gives the same bits at 1,
+// 2 and 3 threads (OpenBLAS's own threading does not: the shapes below are
+// the GPT example's, where OpenBLAS 0.3.21 on AVX-512 gave other bits with
+// 2 threads), and the pieces still compute the definition.
+TEST(Blas, SgemmGivesTheSameBitsAtEveryThreadCount) {
+  struct Shape {
+    int ta, tb, m, n, k;
+  };
+  const Shape shapes[] = {{0, 0, 512, 256, 64}, {0, 1, 512, 80, 64}, {1, 0, 64, 256, 512},
+                          {1, 0, 256, 64, 512}, {0, 0, 1000, 37, 100}, {1, 1, 37, 1000, 100}};
+  for (const Shape &s : shapes) {
+    int lda = (s.ta ? s.m : s.k) + 1, ldb = (s.tb ? s.k : s.n) + 2, ldc = s.n + 3;
+    std::vector<float> a(lda * (s.ta ? s.k : s.m)), b(ldb * (s.tb ? s.n : s.k));
+    uint32_t seed = 7;
+    auto next = [&] {
+      seed = seed * 1664525u + 1013904223u;
+      return static_cast<float>(seed >> 8) / 16777216.0f - 0.5f;
+    };
+    for (float &x : a)
+      x = next();
+    for (float &x : b)
+      x = next();
+    std::vector<float> c0(ldc * s.m);
+    for (float &x : c0)
+      x = next();
+    std::vector<float> one;
+    for (int threads = 1; threads <= 3; ++threads) {
+      oflow_rt_set_threads(threads);
+      std::vector<float> c = c0;
+      oflow_rt_sgemm(s.ta, s.tb, s.m, s.n, s.k, 1.5f, a.data(), lda, b.data(), ldb, 0.5f,
+                     c.data(), ldc);
+      if (threads == 1) {
+        one = c;
+        std::vector<float> want = c0;
+        naive(s.ta, s.tb, s.m, s.n, s.k, 1.5f, a.data(), lda, b.data(), ldb, 0.5f,
+              want.data(), ldc);
+        for (size_t i = 0; i < c.size(); ++i)
+          ASSERT_NEAR(c[i], want[i], 1e-4f * s.k) << s.m << "x" << s.n << "x" << s.k << " i=" << i;
+        continue;
+      }
+      EXPECT_EQ(0, std::memcmp(c.data(), one.data(), c.size() * sizeof(float)))
+          << s.ta << s.tb << " " << s.m << "x" << s.n << "x" << s.k << " at " << threads
+          << " threads";
+    }
+    // Batched: each matrix of the batch as the single GEMM gives it.
+    const int batch = 3;
+    std::vector<float> cb;
+    for (int threads = 1; threads <= 2; ++threads) {
+      oflow_rt_set_threads(threads);
+      std::vector<float> c(ldc * s.m * batch);
+      for (int i = 0; i < batch; ++i)
+        std::copy(c0.begin(), c0.end(), c.begin() + i * ldc * s.m);
+      oflow_rt_sgemm_batched(batch, s.ta, s.tb, s.m, s.n, s.k, 1.5f, a.data(), lda, 0,
+                             b.data(), ldb, 0, 0.5f, c.data(), ldc, ldc * s.m);
+      for (int i = 0; i < batch; ++i)
+        EXPECT_EQ(0, std::memcmp(c.data() + i * ldc * s.m, one.data(),
+                                 one.size() * sizeof(float)))
+            << "batch item " << i << " at " << threads << " threads";
+    }
+  }
+  oflow_rt_set_threads(1);
+}
+
 // ---- oflow_rt_gemm_lowp*: bf16 / f16 A and B, f32 C ----------------------
 namespace {
 // The value of a 16-bit float, decoded independently of HalfFloat.h (by the
