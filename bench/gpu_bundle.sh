@@ -26,6 +26,7 @@
 #   gpt2s/gpt2s.onnx       the GPT-2 graph; its initializers point at external data that is
 #                          NOT in the bundle: gpu_check regenerates it (examples/gpt2s/weights.py)
 #   gpt2s/{tokens,targets}.npy, gpt2s/config.json
+#   gpt2s/kernels-{fp32,bf16}.json  --emit=kernels-json of the GPT-2 executables (CUDA)
 #   lib.tar.gz             lib/: the shared libraries of bin/* the GPU machine may lack (ldd)
 #   bundle.json            what was built, with which flags and steps
 # It fails when the bundle exceeds 60 MiB.
@@ -134,12 +135,25 @@ else
       -o "$OUT/bin/gpt2s" ) 2>&1 | grep -E 'real|error' | sed 's/^/  /'
   [ -x "$OUT/bin/gpt2s" ] || { echo "gpu_bundle: gpt2s compile failed" >&2; exit 1; }
   GPT2_BUILT+=("gpt2s:fp32:")
+  # The per-kernel predictions (h200 profile) the check compares with the
+  # kernels' measured GPU times (CUDA targets only).
+  kernels_report() { # PRECISION FLAGS...
+    local prec=$1; shift
+    [ "$TARGET" = cuda ] || return 0
+    log "gpt2s: --emit=kernels-json ($prec)"
+    "$COMPILER" "$WORK/gpt2s/gpt2s.onnx" --target "$TARGET" -q "${g2flags[@]}" "$@" \
+      --emit=kernels-json -o "$OUT/gpt2s/kernels-$prec.json" ||
+      echo "  --emit=kernels-json failed: the check will have no predictions for $prec"
+  }
+  kernels_report fp32
   if [ -n "$BF16_FLAGS" ]; then
     log "gpt2s: compile --target $TARGET $BF16_FLAGS"
     # shellcheck disable=SC2086
     if "$COMPILER" "$WORK/gpt2s/gpt2s.onnx" --target "$TARGET" -q "${g2flags[@]}" $BF16_FLAGS \
         -o "$OUT/bin/gpt2s-bf16" 2>"$WORK/bf16.err"; then
       GPT2_BUILT+=("gpt2s-bf16:bf16:$BF16_FLAGS")
+      # shellcheck disable=SC2086
+      kernels_report bf16 $BF16_FLAGS
     else
       echo "  bf16 compile failed (its rows will be n/a): $(head -c 300 "$WORK/bf16.err")"
       echo "$(head -c 300 "$WORK/bf16.err")" >"$OUT/gpt2s/bf16.unsupported"

@@ -15,6 +15,12 @@ prints the table. Subcommands:
   gpt2-oflow   time the oflow GPT-2 executable (--weights the regenerated file)
   gpt2-torch   time torch on the same model, batch, data and weights:
                --modes eager-fp32,eager-tf32,eager-bf16,compile-tf32,compile-bf16
+  gpt2-profile a few oflow GPT-2 steps with OFLOW_CUDA_PROFILE=1 (graphs off): GPU time
+               per kernel and GEMM, joined with the bundle's `--emit=kernels-json`
+               predictions (h200 profile) kernel by kernel
+  calibrate    HBM bandwidth (copy and read) and GEMM rates per precision over the
+               GEMM shapes of the bundle's GPT-2 report, written as a device profile
+               (`--device FILE.json`); the built-in h200 profile is never edited
   report       the markdown table (stdout, and --md FILE)
 
 Device: `--device cuda` on the GPU machine, `--device cpu` for the dry run.
@@ -22,10 +28,12 @@ Only the standard library is needed by `ldd` and `report` (so the table is
 printed even where torch or numpy is broken).
 """
 import argparse
+import collections
 import glob
 import importlib.util
 import json
 import math
+import re
 import os
 import platform
 import statistics
@@ -425,6 +433,100 @@ def cmd_gpt2_oflow(a):
     return 1 if err else 0
 
 
+PROFILE_ROW = re.compile(r"^\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s+([\d.]+)\s+(\S.*)$")
+GEMM_LABEL = re.compile(r"^gemm(?: (\w+))? [NT]{2} (\d+)x(\d+)x(\d+)(?: x(\d+))?$")
+GEMM_STRATEGY = re.compile(r"^(\w+) (?:(\d+)x )?(\d+)x(\d+)x(\d+)")
+
+
+def parse_profile(text):
+    """The last table OFLOW_CUDA_PROFILE printed (at exit, or the latest partial
+    one): (its header line, {label: (total ms, calls)})."""
+    blocks = (text or "").split("oflow cuda profile (")
+    if len(blocks) < 2:
+        return None, {}
+    lines = blocks[-1].splitlines()
+    rows = {}
+    for line in lines[1:]:
+        m = PROFILE_ROW.match(line)
+        if m:
+            rows[m.group(5).strip()] = (float(m.group(1)), int(m.group(3)))
+    return "oflow cuda profile (" + lines[0], rows
+
+
+def launch_key(launch):
+    """A report line's key: a generated kernel by name, a GEMM by precision and shape."""
+    if launch.get("kind") == "gemm":
+        m = GEMM_STRATEGY.match(launch.get("strategy", ""))
+        if not m:
+            return None
+        prec, batch, mm, nn, kk = m.groups()
+        return ("gemm", prec, int(mm), int(nn), int(kk), int(batch or 1))
+    return ("kernel", launch.get("name"))
+
+
+def label_key(label):
+    """A profile label's key (see launch_key)."""
+    m = GEMM_LABEL.match(label)
+    if m:
+        prec, mm, nn, kk, batch = m.groups()
+        return ("gemm", prec or "fp32", int(mm), int(nn), int(kk), int(batch or 1))
+    return ("kernel", label.split(" <<<")[0])
+
+
+def kernels_vs_profile(report, rows, steps, entry="oflow_train_step"):
+    """Per key: predicted seconds per step (the report's lines summed, launch
+    overhead included) against measured GPU seconds per step. Returns
+    (rows sorted by measured time, totals)."""
+    ent = next((e for e in report.get("entries", []) if e.get("entry") == entry), None)
+    if ent is None:
+        return [], {"error": "no entry %s in the report" % entry}
+    pred = {}
+    for launch in ent.get("launches", []):
+        key = launch_key(launch)
+        if key is None:
+            continue
+        p = pred.setdefault(key, {"predicted_s": 0.0, "count": 0, "strategy": launch.get("strategy"),
+                                  "bound": launch.get("bound"), "origins": launch.get("origins", ""),
+                                  "hbm_bytes": 0})
+        p["predicted_s"] += launch.get("predicted_s", 0.0)
+        p["hbm_bytes"] += launch.get("hbm_bytes", 0)
+        p["count"] += 1
+    meas = {}
+    for label, (ms, calls) in rows.items():
+        key = label_key(label)
+        m = meas.setdefault(key, {"measured_s": 0.0, "calls": 0, "label": label})
+        m["measured_s"] += ms / 1e3 / max(steps, 1)
+        m["calls"] += calls
+    out = []
+    for key in set(pred) | set(meas):
+        p, m = pred.get(key, {}), meas.get(key, {})
+        name = key[1] if key[0] == "kernel" else "gemm %s %dx%dx%d%s" % (
+            key[1], key[2], key[3], key[4], " x%d" % key[5] if key[5] > 1 else "")
+        ps, ms_ = p.get("predicted_s"), m.get("measured_s")
+        ratio = ms_ / ps if ps and ms_ is not None else None
+        out.append({"name": name, "strategy": p.get("strategy"), "bound": p.get("bound"),
+                    "origins": p.get("origins"), "launches": p.get("count"),
+                    "hbm_bytes": p.get("hbm_bytes"),
+                    "predicted_s": ps, "measured_s": ms_, "ratio": ratio,
+                    "off_2x": ratio is not None and (ratio > 2 or ratio < 0.5)})
+    out.sort(key=lambda r: -(r["measured_s"] or 0))
+    matched = [r for r in out if r["ratio"] is not None]
+    # The profiled run launches one by one (no graph): each launch costs the
+    # profile's launch_s instead of graph_launch_s.
+    dev = report.get("device", {})
+    extra = (dev.get("launch_s", 0) - dev.get("graph_launch_s", 0)) if ent.get("cuda_graph") else 0
+    totals = {
+        "predicted_s": ent.get("predicted_s"),
+        "predicted_no_graph_s": (ent.get("predicted_s") or 0) + extra * len(ent.get("launches", [])),
+        "measured_s": sum(r["measured_s"] or 0 for r in out),
+        "matched": len(matched), "unmatched_predicted": sum(1 for r in out if r["measured_s"] is None),
+        "unmatched_measured": sum(1 for r in out if r["predicted_s"] is None),
+        "off_2x": sum(1 for r in matched if r["off_2x"]),
+        "off_2x_measured_s": sum(r["measured_s"] for r in matched if r["off_2x"]),
+    }
+    return out, totals
+
+
 def cmd_gpt2_profile(a):
     """A few GPT-2 steps with OFLOW_CUDA_PROFILE=1: GPU time per kernel and GEMM."""
     b = load_bundle(a.bundle)
@@ -438,20 +540,45 @@ def cmd_gpt2_profile(a):
         args += ["--data", "%s=%s" % (name, os.path.join(a.bundle, path))]
     env = exe_env()
     env["OFLOW_CUDA_PROFILE"] = "1"
-    env["OFLOW_CUDA_PROFILE_TOP"] = "60"
+    env["OFLOW_CUDA_PROFILE_TOP"] = "100000"  # every label: the comparison needs them all
     env["OFLOW_CUDA_PROFILE_EVERY"] = "10"  # partial reports while it runs
     outer = int(os.environ.get("GPU_CHECK_PART_TIMEOUT", "0") or 0)
     timeout = max(1, min(a.timeout, outer - 5)) if outer > 0 else a.timeout
+    rc, stderr = 0, ""
     try:
         p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env)
+        rc, stderr = p.returncode, p.stderr
+        print(p.stdout[-3000:])
     except subprocess.TimeoutExpired as e:
         print("  timed out after %ds" % timeout)
-        for out in (e.stdout, e.stderr):
-            print((out or b"").decode() if isinstance(out, bytes) else (out or ""))
-        return 1
-    print(p.stdout[-3000:])
-    print(p.stderr)
-    return p.returncode
+        rc = 1
+        stderr = (e.stderr or b"").decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
+    header, rows = parse_profile(stderr)
+    print("\n".join(stderr.splitlines()[:3] + ["  ..."]) if header else stderr[-3000:])
+    res = {"precision": a.precision, "steps": a.steps, "header": header, "exit": rc,
+           "labels": len(rows)}
+    kpath = os.path.join(a.bundle, "gpt2s", "kernels-%s.json" % a.precision)
+    if rows and os.path.exists(kpath):
+        with open(kpath) as f:
+            report = json.load(f)
+        # Only the finished steps count: a partial table is scaled by what ran
+        # (the calls most generated kernels made: each runs once a step).
+        steps = a.steps
+        if not (header and "at exit" in header):
+            calls = collections.Counter(c for label, (_, c) in rows.items()
+                                        if label_key(label)[0] == "kernel")
+            steps = calls.most_common(1)[0][0] if calls else 1
+        res["kernels"], res["totals"] = kernels_vs_profile(report, rows, steps)
+        t = res["totals"]
+        print("  measured %.2f ms of GPU time per step, predicted %.2f ms (%.2f ms without "
+              "the CUDA graph); %d kernels matched, %d more than 2x off (%.2f ms of the step)" % (
+                  1e3 * t.get("measured_s", 0), 1e3 * (t.get("predicted_s") or 0),
+                  1e3 * t.get("predicted_no_graph_s", 0), t.get("matched", 0),
+                  t.get("off_2x", 0), 1e3 * t.get("off_2x_measured_s", 0)))
+    elif rows:
+        res["error"] = "no %s in the bundle: no predictions to compare" % os.path.relpath(kpath, a.bundle)
+    write_result(a.res, "gpt2-profile-" + a.precision, res)
+    return rc
 
 
 def cmd_gpt2_torch(a):
@@ -535,6 +662,96 @@ def status_of(part_status, name, result, err_key="error", group=None):
     if result is None:
         return "missing"
     return "ok"
+
+
+def cmd_calibrate(a):
+    """Measured HBM bandwidth and GEMM rates as a device profile (--device FILE.json)."""
+    import torch
+    cuda = a.device == "cuda"
+    dev = torch.device(a.device)
+
+    def sync():
+        if cuda:
+            torch.cuda.synchronize()
+
+    def best_time(fn, reps):
+        fn()
+        sync()
+        best = float("inf")
+        for _ in range(reps):
+            t = time.perf_counter()
+            fn()
+            sync()
+            best = min(best, time.perf_counter() - t)
+        return best
+
+    res = {"device": a.device}
+    n = (1 << 29) if cuda else (1 << 22)  # 2 GiB of floats on the GPU
+    x = torch.ones(n, dtype=torch.float32, device=dev)
+    y = torch.empty_like(x)
+    res["copy_bytes_per_s"] = 2 * 4 * n / best_time(lambda: y.copy_(x), 5)
+    res["read_bytes_per_s"] = 4 * n / best_time(lambda: x.sum(), 5)
+    del x, y
+    print("  HBM: copy %.2f TB/s (read + write), read %.2f TB/s" % (
+        res["copy_bytes_per_s"] / 1e12, res["read_bytes_per_s"] / 1e12))
+
+    # The GEMM shapes of GPT-2's training step, as the report lists them.
+    rates = {}
+    for prec, dtype, tf32, report_prec in (("fp32", torch.float32, False, "fp32"),
+                                           ("tf32", torch.float32, True, "fp32"),
+                                           ("bf16", torch.bfloat16, False, "bf16"),
+                                           ("fp16", torch.float16, False, "bf16")):
+        path = os.path.join(a.bundle, "gpt2s", "kernels-%s.json" % report_prec)
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            report = json.load(f)
+        ent = next((e for e in report.get("entries", []) if e.get("entry") == "oflow_train_step"), None)
+        shapes = collections.Counter()
+        for launch in (ent or {}).get("launches", []):
+            key = launch_key(launch) if launch.get("kind") == "gemm" else None
+            if key and key[1] == report_prec:
+                shapes[key[2:]] += 1
+        if not shapes:
+            continue
+        if cuda:
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+        flops = seconds = 0.0
+        per_shape = []
+        for (m, nn, k, batch), count in sorted(shapes.items()):
+            A = torch.randn(batch, m, k, device=dev).to(dtype)
+            B = torch.randn(batch, k, nn, device=dev).to(dtype)
+            t = best_time(lambda: torch.bmm(A, B), 3)
+            f = 2.0 * m * nn * k * batch
+            flops += f * count
+            seconds += t * count
+            per_shape.append({"m": m, "n": nn, "k": k, "batch": batch, "count": count,
+                              "seconds": t, "flops_per_s": f / t})
+            del A, B
+        rates[prec] = {"flops_per_s": flops / seconds, "step_gemm_s": seconds, "shapes": per_shape}
+        print("  %s GEMMs (%d shapes, %d calls a step): %.1f TFLOP/s, %.2f ms a step" % (
+            prec, len(shapes), sum(shapes.values()), flops / seconds / 1e12, 1e3 * seconds))
+    if cuda:
+        torch.backends.cuda.matmul.allow_tf32 = False
+    res["gemm"] = rates
+    # The profile: measured figures where measured, the built-in h200's elsewhere
+    # (latency and launch costs are not measured here).
+    base = {"bf16": 650e12, "fp16": 650e12, "tf32": 330e12, "fp32": 50e12}
+    sms = torch.cuda.get_device_properties(0).multi_processor_count if cuda else 132
+    profile = {
+        "name": ("h200" if cuda else "cpu-dry-run") + "-calibrated",
+        "hbm_bytes_per_s": res["copy_bytes_per_s"],
+        "flops_per_s": {k: rates.get(k, {}).get("flops_per_s", v) for k, v in base.items()},
+        "memory_latency_s": 6e-7, "launch_s": 4e-6, "graph_launch_s": 1e-6,
+        "multiprocessors": sms, "max_threads_per_multiprocessor": 2048,
+    }
+    if cuda:
+        profile["memory_bytes"] = torch.cuda.get_device_properties(0).total_memory
+    res["profile"] = profile
+    with open(os.path.join(a.res, "calibrated-profile.json"), "w") as f:
+        json.dump(profile, f, indent=2)
+    write_result(a.res, "calibrate", res)
+    return 0
 
 
 def cmd_runtime_check(a):
@@ -725,6 +942,47 @@ def cmd_report(a):
         L.append("### GPT-2: no config in the bundle")
         of32 = of16 = None
 
+    # Kernel by kernel: the report's predictions against OFLOW_CUDA_PROFILE.
+    for prec in ("fp32", "bf16"):
+        pr = read_result(res, "gpt2-profile-" + prec)
+        if not pr:
+            continue
+        L.append("")
+        L.append("### GPT-2 %s kernel by kernel: `--emit=kernels` (h200 profile) vs OFLOW_CUDA_PROFILE" % prec)
+        L.append("")
+        t = pr.get("totals")
+        if not t:
+            L.append("- %s" % (pr.get("error") or "no profile table (%s)" % (pr.get("header") or "no output")))
+            continue
+        L.append("- %s" % pr.get("header"))
+        L.append("- GPU time a step: measured %.2f ms (graphs off, each launch timed by events), predicted "
+                 "%.2f ms with the CUDA graph, %.2f ms without; %d kernels and GEMM shapes matched, "
+                 "%d predicted but not seen, %d seen but not predicted; **%d more than 2x off**, "
+                 "%.2f ms of the measured step" % (
+                     1e3 * t["measured_s"], 1e3 * (t.get("predicted_s") or 0), 1e3 * t["predicted_no_graph_s"],
+                     t["matched"], t["unmatched_predicted"], t["unmatched_measured"], t["off_2x"],
+                     1e3 * t["off_2x_measured_s"]))
+        L.append("")
+        L.append("| kernel or GEMM | strategy | bound | launches | HBM MB | predicted us | measured us | measured / predicted |")
+        L.append("|---|---|---|---:|---:|---:|---:|---:|")
+        for r in pr.get("kernels", [])[:30]:
+            L.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                r["name"], r.get("strategy") or "", r.get("bound") or "", r.get("launches") or "",
+                "%.1f" % (r["hbm_bytes"] / 1e6) if r.get("hbm_bytes") else "",
+                "%.1f" % (1e6 * r["predicted_s"]) if r.get("predicted_s") is not None else "n/a",
+                "%.1f" % (1e6 * r["measured_s"]) if r.get("measured_s") is not None else "n/a",
+                ("%.2fx%s" % (r["ratio"], " **off**" if r.get("off_2x") else "")) if r.get("ratio") else "n/a"))
+    cal = read_result(res, "calibrate")
+    if cal:
+        L.append("")
+        L.append("### Calibration (written as a device profile: `--device calibrated-profile.json`)")
+        L.append("")
+        L.append("- HBM: copy %.2f TB/s (bytes read + written), read %.2f TB/s; built-in h200: 4.30" % (
+            cal["copy_bytes_per_s"] / 1e12, cal["read_bytes_per_s"] / 1e12))
+        for prec, g in sorted(cal.get("gemm", {}).items()):
+            L.append("- %s GEMMs over GPT-2's step shapes (%d shapes): %.1f TFLOP/s, %.2f ms a step" % (
+                prec, len(g["shapes"]), g["flops_per_s"] / 1e12, 1e3 * g["step_gemm_s"]))
+
     # Goals (shown, not asserted).
     L.append("")
     L.append("### Goals (reported, not asserted)")
@@ -779,7 +1037,7 @@ def cmd_report(a):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("part", choices=["env", "ldd", "runtime-check", "example", "gpt2-weights", "gpt2-oflow",
-                                    "gpt2-profile", "gpt2-torch", "report"])
+                                    "gpt2-profile", "gpt2-torch", "calibrate", "report"])
     p.add_argument("name", nargs="?")
     p.add_argument("--bundle", required=True)
     p.add_argument("--res", required=True)
@@ -796,7 +1054,7 @@ def main():
     a = p.parse_args()
     return {"env": cmd_env, "ldd": cmd_ldd, "runtime-check": cmd_runtime_check, "example": cmd_example, "gpt2-weights": cmd_gpt2_weights,
             "gpt2-oflow": cmd_gpt2_oflow, "gpt2-profile": cmd_gpt2_profile, "gpt2-torch": cmd_gpt2_torch,
-            "report": cmd_report}[a.part](a) or 0
+            "calibrate": cmd_calibrate, "report": cmd_report}[a.part](a) or 0
 
 
 if __name__ == "__main__":

@@ -14,9 +14,11 @@
 # gpt2-weights,gpt2-profile; the report covers what ran).
 #
 # Parts, in this order, each under `timeout`, each writing its own result:
-#   env, ldd, runtime-check, example mlp|cnn|gpt, gpt2-weights, gpt2-profile,
-#   gpt2-oflow fp32,
-#   gpt2-torch eager (fp32 with TF32 off, tf32, bf16), gpt2-oflow bf16,
+#   env, ldd, runtime-check, example mlp|cnn|gpt, gpt2-weights, gpt2-profile (fp32:
+#   per-kernel GPU times against the bundle's --emit=kernels-json predictions),
+#   gpt2-oflow fp32, gpt2-profile-bf16, gpt2-oflow bf16, calibrate (bandwidth and
+#   GEMM rates, written as $OUT/calibrated-profile.json),
+#   gpt2-torch eager (fp32 with TF32 off, tf32, bf16),
 #   gpt2-torch compile-tf32, gpt2-torch compile-bf16, then the report.
 # A part that fails, times out or is skipped for lack of time shows as such in
 # the table; the table is always printed, and written to $OUT/gpu_check.md
@@ -161,19 +163,24 @@ done
 W=$RES/gpt2s-weights
 part gpt2-weights 60 15 "$PY" "${C[@]}" gpt2-weights --dest "$W"
 if has_exe gpt2s && ((PROFILE)); then
-  part gpt2-profile "$PROFILE_S" 15 "$PY" "${C[@]}" gpt2-profile --exe bin/gpt2s \
+  part gpt2-profile "$PROFILE_S" 15 "$PY" "${C[@]}" gpt2-profile --exe bin/gpt2s --precision fp32 \
     --weights "$W/gpt2s.onnx" --steps "$PROFILE_STEPS" --timeout "$((PROFILE_S - 5))"
 fi
 if has_exe gpt2s; then
   part gpt2-oflow-fp32 "$G2T" 20 "$PY" "${C[@]}" gpt2-oflow --exe bin/gpt2s --precision fp32 \
     --weights "$W/gpt2s.onnx" --steps "$G2STEPS" --warmup "$G2WARM" --timeout "$((G2T - 5))"
 fi
-part gpt2-torch-eager 75 20 "$PY" "${C[@]}" gpt2-torch --modes eager-fp32,eager-tf32,eager-bf16 \
-  --weights "$W/gpt2s.onnx" --steps "$G2STEPS" --warmup "$G2WARM"
+if has_exe gpt2s-bf16 && ((PROFILE)); then
+  part gpt2-profile-bf16 "$PROFILE_S" 15 "$PY" "${C[@]}" gpt2-profile --exe bin/gpt2s-bf16 --precision bf16 \
+    --weights "$W/gpt2s.onnx" --steps "$PROFILE_STEPS" --timeout "$((PROFILE_S - 5))"
+fi
 if has_exe gpt2s-bf16; then
   part gpt2-oflow-bf16 "$G2T" 20 "$PY" "${C[@]}" gpt2-oflow --exe bin/gpt2s-bf16 --precision bf16 \
     --weights "$W/gpt2s.onnx" --steps "$G2STEPS" --warmup "$G2WARM" --timeout "$((G2T - 5))"
 fi
+part calibrate 40 15 "$PY" "${C[@]}" calibrate
+part gpt2-torch-eager 75 20 "$PY" "${C[@]}" gpt2-torch --modes eager-fp32,eager-tf32,eager-bf16 \
+  --weights "$W/gpt2s.onnx" --steps "$G2STEPS" --warmup "$G2WARM"
 part gpt2-torch-compile-tf32 100 40 "$PY" "${C[@]}" gpt2-torch --modes compile-tf32 \
   --weights "$W/gpt2s.onnx" --steps "$G2STEPS" --warmup "$G2WARM"
 part gpt2-torch-compile-bf16 100 40 "$PY" "${C[@]}" gpt2-torch --modes compile-bf16 \
@@ -190,6 +197,7 @@ if ! timeout 30 "$PY" bench/gpu_check.py report --bundle "$BUNDLE" --res "$RES" 
 fi
 if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then
   cp "$MD" "$OUT/gpu_check.md" 2>/dev/null
+  cp "$RES/calibrated-profile.json" "$OUT/" 2>/dev/null
   timeout 20 "$PY" - "$RES" "$OUT/gpu_check.json" <<'EOF' 2>/dev/null
 import glob, json, os, sys
 res, out = sys.argv[1:3]
