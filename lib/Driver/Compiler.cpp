@@ -438,10 +438,12 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   // price is its predicted step against the first try's.
   std::string triesReport;
   std::optional<double> firstStep;
-  // Data parallelism when it fits (the rule, and what users of DDP
-  // expect); otherwise the fitting plan the cost model says is fastest. A
-  // try whose step before recomputation already costs the best fitting
-  // plan's is not carried past its SBP stage.
+  // The fitting plan the cost model says is fastest, data parallelism
+  // included: it is kept on a tie, but ZeRO-2 moves the same bytes as data
+  // parallelism's all-reduce and splits the update, so it often wins even
+  // when data parallelism fits (bench/plan_quality.py). A try whose step
+  // before recomputation already costs the best fitting plan's is not
+  // carried past its SBP stage (nor, then, its recomputing twin).
   struct Kept {
     OwningOpRef<ModuleOp> module;
     size_t index = 0;
@@ -561,7 +563,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
       if (!best || (estimate && seconds < best->seconds))
         best = Kept{std::move(module), t,        seconds, planReport,
                     planGraph,         planVariables,    use};
-      if (t == 0 || !estimate)
+      if (!estimate)
         break;
       continue;
     }
@@ -599,7 +601,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     if (best->index > 0 && options.verbose)
       llvm::errs() << "oflow-compile: memory: " << triedText << " per device; the limit is "
                    << formatByteSize(limit.bytes) << " (" << limit.source << "): "
-                   << kept.name() << "\n";
+                   << kept.name() << ", the fastest that fits\n";
     if (search)
       planReport += triesReport + "memory_search tried=" + std::to_string(tried) +
                     " chosen=" + chosenKey + " fits=yes\n";

@@ -143,7 +143,7 @@ int run(int argc, char **argv) {
                  "variables without an --sbp hint on a mesh: none (whole on "
                  "every device: data parallel), optimizer (optimizer state "
                  "split: ZeRO-2), all (parameters too: ZeRO-3), auto "
-                 "(default: the first whose plan fits --memory-limit)")
+                 "(default: of the plans that fit --memory-limit, the fastest predicted)")
       ->check(CLI::IsMember({"none", "optimizer", "all", "auto"}));
   app.add_option("--planner", options.planner,
                  "how layouts are chosen on a mesh: greedy (default: op by op "

@@ -1,0 +1,234 @@
+#!/usr/bin/python3
+"""Plan quality (issue #15): the automatic plan against hand-written ones.
+
+For GPT models from examples/gpt-config/gen.py (GPT 1.5B: 48 layers, d 1600,
+25 heads, T 1024; GPT 7B: 32 layers, d 4096, 32 heads, T 2048; vocabulary
+50304; 4 sequences per device), bf16 GEMMs, AdamW with f32 state, on meshes
+8, 8x4, 16x8 and 128x8 (the last axis a node's 8 GPUs on NVLink, the first
+one across nodes on InfiniBand), with the H100 profile at a 76 GiB limit and
+the H200 profile at 136 GiB, it runs `oflow-compile --emit=simulate` for
+
+  * the automatic plan (`--memory-limit` alone: the planner picks sharding
+    and recomputation),
+  * each hand plan of bench/plans/*.json (flags, and `--sbp` hints written
+    per mesh), without and with selective recomputation,
+
+and prints one markdown row per (model, mesh, device): each plan's
+predicted step, peak memory per device, collective bytes per device per
+step and whether it fits, then whether the automatic plan fits and is within
+2% of the best fitting hand plan. Hand plans are never search candidates.
+It also checks each hand plan's state bytes against the closed forms for
+oflow's f32 state (DP 12P, ZeRO-2 4P + 8P/N, ZeRO-3 12P/N: parameters and
+both Adam moments; gradients live in the arena, among the activations) and,
+on one-axis meshes, the collective bytes against the ring formulas (DP and
+ZeRO-2 2(N-1)/N x 4P, ZeRO-3 3(N-1)/N x 4P).
+
+  bench/plan_quality.py [--models 1.5b 7b] [--meshes 8 8x4 16x8 128x8]
+                        [--devices h100 h200] [--jobs 2] [--json OUT.json]
+"""
+import argparse
+import concurrent.futures
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODELS = {
+    "1.5b": dict(layers=48, d_model=1600, heads=25, seq=1024),
+    "7b": dict(layers=32, d_model=4096, heads=32, seq=2048),
+}
+VOCAB = 50304
+SEQS_PER_DEVICE = 4
+LIMITS = {"h100": "76GiB", "h200": "136GiB"}
+
+
+def mesh_axes(mesh):
+    return [int(x) for x in mesh.split("x")]
+
+
+def mesh_flags(mesh):
+    axes = mesh_axes(mesh)
+    flags = ["--mesh", mesh]
+    if len(axes) == 2:
+        flags += ["--mesh-names", "node", "gpu", "--links", "ib", "nvlink"]
+    else:
+        flags += ["--links", "nvlink"]
+    return flags
+
+
+def hint_flags(plan, mesh):
+    """`--sbp` hints of a plan file for this mesh: tensor-parallel layouts on
+    the last axis (B on the others), data inputs split on the others (B on
+    the last)."""
+    hints = plan.get("hints", {})
+    rank = len(mesh_axes(mesh))
+    out = []
+    for h in hints.get("tensor", []):
+        name, layout = h.split("=")
+        out += ["--sbp", "%s=%s" % (name, ",".join(["B"] * (rank - 1) + [layout]))]
+    for name in hints.get("data", []):
+        out += ["--sbp", "%s=%s" % (name, ",".join(["S(0)"] * (rank - 1) + ["B"]))]
+    return out
+
+
+def parse(text):
+    r = {}
+    m = re.search(r"simulate entry=train ops=\d+ compute_seconds=(\S+) collectives=(\d+) "
+                  r"bytes_per_device=(\d+) comm_seconds=(\S+) step_seconds=(\S+)", text)
+    if m:
+        r.update(compute_s=float(m.group(1)), collectives=int(m.group(2)),
+                 bytes=int(m.group(3)), comm_s=float(m.group(4)), step_s=float(m.group(5)))
+    m = re.search(r"simulate memory peak_bytes_per_device=(\d+) state_bytes=(\d+) arena_bytes=(\d+)", text)
+    if m:
+        r.update(peak=int(m.group(1)), state=int(m.group(2)), arena=int(m.group(3)))
+    m = re.search(r"memory_limit bytes=(\d+) fits=(\w+)", text)
+    if m:
+        r.update(limit=int(m.group(1)), fits=m.group(2) == "yes")
+    m = re.search(r"memory_search tried=(\d+) chosen=(\S+)", text)
+    if m:
+        r.update(tries=int(m.group(1)), chosen=m.group(2))
+    chosen = re.findall(r"memory_try index=\d+ shard_state=(\S+) recompute=(\S+).*?fits=yes", text)
+    if chosen:
+        r["auto_choice"] = "%s/%s" % chosen[-1]
+    return r
+
+
+def run(compiler, model, mesh, device, flags):
+    cmd = ([compiler, model, "--target", "cuda", "--precision", "bf16", "--optimizer", "adamw",
+            "--device", device, "--memory-limit", LIMITS[device], "--emit=simulate", "-q",
+            "-o", "-"] + mesh_flags(mesh) + flags)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    r = parse(p.stdout + p.stderr)
+    if p.returncode:
+        err = [l for l in p.stderr.splitlines() if "error" in l]
+        r["error"] = (err[-1] if err else p.stderr.strip()[-300:])[:300]
+        m = re.search(r"smallest per-device peak[^0-9]*([0-9.]+) ?(GiB|GB|MiB)", p.stderr)
+        if m:
+            r["fits"] = False
+    return r
+
+
+def params_of(cfg):
+    d, L = cfg["d_model"], cfg["layers"]
+    return VOCAB * d + cfg["seq"] * d + L * (12 * d * d + 13 * d) + 2 * d
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--compiler", default=os.path.join(ROOT, "build/bin/oflow-compile"))
+    p.add_argument("--models", nargs="+", default=["1.5b", "7b"], choices=sorted(MODELS))
+    p.add_argument("--meshes", nargs="+", default=["8", "8x4", "16x8", "128x8"])
+    p.add_argument("--devices", nargs="+", default=["h100", "h200"], choices=sorted(LIMITS))
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--json", help="also write every result here")
+    a = p.parse_args()
+    plans = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "bench", "plans", "*.json"))):
+        with open(path) as f:
+            plan = json.load(f)
+        for recompute in ("none", "selective"):
+            plans.append(dict(plan, key="%s%s" % (plan["name"], "" if recompute == "none" else " +rc"),
+                              recompute=recompute))
+    work = tempfile.mkdtemp(prefix="oflow-plan-quality-")
+    jobs, results = [], {}
+    for model in a.models:
+        cfg = MODELS[model]
+        for mesh in a.meshes:
+            devices = 1
+            for n in mesh_axes(mesh):
+                devices *= n
+            path = os.path.join(work, "gpt%s-%s.mlir" % (model, mesh))
+            subprocess.run([sys.executable, os.path.join(ROOT, "examples/gpt-config/gen.py"),
+                            "--layers", str(cfg["layers"]), "--d-model", str(cfg["d_model"]),
+                            "--heads", str(cfg["heads"]), "--vocab", str(VOCAB), "--seq", str(cfg["seq"]),
+                            "--batch", str(SEQS_PER_DEVICE * devices), "-o", path], check=True)
+            for device in a.devices:
+                row = (model, mesh, device)
+                jobs.append((row, "auto", path, []))
+                for plan in plans:
+                    flags = plan["flags"] + ["--recompute", plan["recompute"]] + hint_flags(plan, mesh)
+                    jobs.append((row, plan["key"], path, flags))
+    with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+        futures = {pool.submit(run, a.compiler, path, row[1], row[2], flags): (row, key)
+                   for row, key, path, flags in jobs}
+        for i, fut in enumerate(concurrent.futures.as_completed(futures)):
+            row, key = futures[fut]
+            results.setdefault(row, {})[key] = fut.result()
+            if a.json:  # as they come, so that a long run cut short keeps its rows
+                with open(a.json, "w") as f:
+                    json.dump({"%s %s %s" % r: v for r, v in results.items()}, f, indent=1)
+            print("  [%d/%d] %s %s %s %s: %s" % (i + 1, len(jobs), *row, key,
+                                              fut.result().get("error") or
+                                              "%.1f ms" % (1e3 * fut.result().get("step_s", 0))),
+                  file=sys.stderr, flush=True)
+
+    keys = ["auto"] + [pl["key"] for pl in plans]
+    print("## Plan quality: predicted step ms / peak GB per device / collective GB per device per step"
+          " (x: does not fit)\n")
+    print("| model | mesh | device, limit | " + " | ".join(keys) + " | automatic vs best fitting hand plan |")
+    print("|---|---|---|" + "---|" * len(keys) + "---|")
+    verdicts = []
+    for row in sorted(results, key=lambda r: (r[0], mesh_axes(r[1])[0] * mesh_axes(r[1])[-1], r[1], r[2])):
+        res = results[row]
+        cells = []
+        for k in keys:
+            r = res.get(k, {})
+            if "step_s" not in r:
+                cells.append("error" if r.get("error") else "n/a")
+                continue
+            cell = "%.0f / %.1f / %.1f" % (1e3 * r["step_s"], r.get("peak", 0) / 1e9, r["bytes"] / 1e9)
+            if not r.get("fits", True):
+                cell += " x"
+            if k == "auto" and r.get("auto_choice"):
+                cell += " (%s)" % r["auto_choice"]
+            cells.append(cell)
+        hand = [(res[k]["step_s"], k) for k in keys[1:]
+                if "step_s" in res.get(k, {}) and res[k].get("fits", True)]
+        auto = res.get("auto", {})
+        if not hand:
+            verdict = "no hand plan fits" + ("; automatic fits" if auto.get("fits") else "")
+        elif "step_s" not in auto or not auto.get("fits", True):
+            verdict = "**automatic plan does not fit**"
+        else:
+            best, name = min(hand)
+            ratio = auto["step_s"] / best
+            verdict = "%+.1f%% vs %s%s" % (100 * (ratio - 1), name,
+                                           "" if ratio <= 1.02 else " **(> 2%)**")
+            verdicts.append(ratio)
+        print("| %s | %s | %s %s | %s | %s |" % (row[0], row[1], row[2], LIMITS[row[2]],
+                                                 " | ".join(cells), verdict))
+
+    print("\n## Hand plans' state bytes against the closed forms (P parameters, N devices)\n")
+    print("| model | mesh | plan | state GB | closed form GB | off | collective GB | ring formula GB | off |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+    for row in sorted(results, key=lambda r: (r[0], mesh_axes(r[1])[0] * mesh_axes(r[1])[-1], r[1])):
+        if row[2] != a.devices[0]:
+            continue
+        model, mesh = row[0], row[1]
+        P = params_of(MODELS[model])
+        N = 1
+        for n in mesh_axes(mesh):
+            N *= n
+        forms = {"DP": (12 * P, 2 * (N - 1) / N * 4 * P), "ZeRO-2": (4 * P + 8 * P / N, 2 * (N - 1) / N * 4 * P),
+                 "ZeRO-3": (12 * P / N, 3 * (N - 1) / N * 4 * P)}
+        for name, (state, ring) in forms.items():
+            r = results[row].get(name, {})
+            if "state" not in r:
+                continue
+            flat = len(mesh_axes(mesh)) == 1
+            print("| %s | %s | %s | %.2f | %.2f | %+.1f%% | %.2f | %s | %s |" % (
+                model, mesh, name, r["state"] / 1e9, state / 1e9, 100 * (r["state"] / state - 1),
+                r["bytes"] / 1e9, "%.2f" % (ring / 1e9) if flat else "(2-D)",
+                "%+.1f%%" % (100 * (r["bytes"] / ring - 1)) if flat else ""))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"%s %s %s" % row: v for row, v in results.items()}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
