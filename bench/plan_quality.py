@@ -77,11 +77,14 @@ def hint_flags(plan, mesh):
 
 def parse(text):
     r = {}
-    m = re.search(r"simulate entry=train ops=\d+ compute_seconds=(\S+) collectives=(\d+) "
-                  r"bytes_per_device=(\d+) comm_seconds=(\S+) step_seconds=(\S+)", text)
+    # The train entry's total (with recomputation, its copies' time too).
+    m = re.search(r"^simulate entry=train ops=.*$", text, re.M)
     if m:
-        r.update(compute_s=float(m.group(1)), collectives=int(m.group(2)),
-                 bytes=int(m.group(3)), comm_s=float(m.group(4)), step_s=float(m.group(5)))
+        f = dict(kv.split("=", 1) for kv in m.group(0).split()[1:] if "=" in kv)
+        r.update(compute_s=float(f["compute_seconds"]), collectives=int(f["collectives"]),
+                 bytes=int(f["bytes_per_device"]), comm_s=float(f["comm_seconds"]),
+                 step_s=float(f["step_seconds"]),
+                 recompute_s=float(f.get("recompute_seconds", 0)))
     m = re.search(r"simulate memory peak_bytes_per_device=(\d+) state_bytes=(\d+) arena_bytes=(\d+)", text)
     if m:
         r.update(peak=int(m.group(1)), state=int(m.group(2)), arena=int(m.group(3)))
@@ -91,9 +94,8 @@ def parse(text):
     m = re.search(r"memory_search tried=(\d+) chosen=(\S+)", text)
     if m:
         r.update(tries=int(m.group(1)), chosen=m.group(2))
-    chosen = re.findall(r"memory_try index=\d+ shard_state=(\S+) recompute=(\S+).*?fits=yes", text)
-    if chosen:
-        r["auto_choice"] = "%s/%s" % chosen[-1]
+    else:
+        r["chosen"] = ""
     return r
 
 
@@ -124,7 +126,10 @@ def main():
     p.add_argument("--meshes", nargs="+", default=["8", "8x4", "16x8", "128x8"])
     p.add_argument("--devices", nargs="+", default=["h100", "h200"], choices=sorted(LIMITS))
     p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--json", help="also write every result here")
+    p.add_argument("--json", help="also write every result here (as they come)")
+    p.add_argument("--from-json", help="print the tables of a (possibly partial) earlier --json")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the results already in --json and run only the rest")
     a = p.parse_args()
     plans = []
     for path in sorted(glob.glob(os.path.join(ROOT, "bench", "plans", "*.json"))):
@@ -133,8 +138,16 @@ def main():
         for recompute in ("none", "selective"):
             plans.append(dict(plan, key="%s%s" % (plan["name"], "" if recompute == "none" else " +rc"),
                               recompute=recompute))
+    if a.from_json:
+        with open(a.from_json) as f:
+            results = {tuple(k.split()): v for k, v in json.load(f).items()}
+        a.devices = sorted({row[2] for row in results})
+        return report(a, plans, results)
     work = tempfile.mkdtemp(prefix="oflow-plan-quality-")
     jobs, results = [], {}
+    if a.resume and a.json and os.path.exists(a.json):
+        with open(a.json) as f:
+            results = {tuple(k.split()): v for k, v in json.load(f).items()}
     for model in a.models:
         cfg = MODELS[model]
         for mesh in a.meshes:
@@ -148,8 +161,12 @@ def main():
                             "--batch", str(SEQS_PER_DEVICE * devices), "-o", path], check=True)
             for device in a.devices:
                 row = (model, mesh, device)
-                jobs.append((row, "auto", path, []))
+                done = results.get(row, {})
+                if "step_s" not in done.get("auto", {}):
+                    jobs.append((row, "auto", path, []))
                 for plan in plans:
+                    if "step_s" in done.get(plan["key"], {}):
+                        continue
                     flags = plan["flags"] + ["--recompute", plan["recompute"]] + hint_flags(plan, mesh)
                     jobs.append((row, plan["key"], path, flags))
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
@@ -166,6 +183,13 @@ def main():
                                               "%.1f ms" % (1e3 * fut.result().get("step_s", 0))),
                   file=sys.stderr, flush=True)
 
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"%s %s %s" % row: v for row, v in results.items()}, f, indent=1)
+    return report(a, plans, results)
+
+
+def report(a, plans, results):
     keys = ["auto"] + [pl["key"] for pl in plans]
     print("## Plan quality: predicted step ms / peak GB per device / collective GB per device per step"
           " (x: does not fit)\n")
@@ -183,11 +207,17 @@ def main():
             cell = "%.0f / %.1f / %.1f" % (1e3 * r["step_s"], r.get("peak", 0) / 1e9, r["bytes"] / 1e9)
             if not r.get("fits", True):
                 cell += " x"
-            if k == "auto" and r.get("auto_choice"):
-                cell += " (%s)" % r["auto_choice"]
+            micro = re.search(r"micro_batches=(\d+)", r.get("chosen", ""))
+            if k == "auto" and r.get("chosen"):
+                cell += " (%s)" % r["chosen"]
+            elif micro:  # the search's last resort, not the hand plan itself
+                cell += " (only with %s micro-batches)" % micro.group(1)
             cells.append(cell)
-        hand = [(res[k]["step_s"], k) for k in keys[1:]
-                if "step_s" in res.get(k, {}) and res[k].get("fits", True)]
+
+        def plain_fit(r):
+            return ("step_s" in r and r.get("fits", True)
+                    and "micro_batches" not in r.get("chosen", ""))
+        hand = [(res[k]["step_s"], k) for k in keys[1:] if plain_fit(res.get(k, {}))]
         auto = res.get("auto", {})
         if not hand:
             verdict = "no hand plan fits" + ("; automatic fits" if auto.get("fits") else "")
@@ -224,9 +254,6 @@ def main():
                 model, mesh, name, r["state"] / 1e9, state / 1e9, 100 * (r["state"] / state - 1),
                 r["bytes"] / 1e9, "%.2f" % (ring / 1e9) if flat else "(2-D)",
                 "%+.1f%%" % (100 * (r["bytes"] / ring - 1)) if flat else ""))
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"%s %s %s" % row: v for row, v in results.items()}, f, indent=1)
     return 0
 
 
