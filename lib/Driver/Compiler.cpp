@@ -99,6 +99,8 @@ static std::string shardStateName(StringRef state) {
     return "optimizer state sharded (ZeRO-2)";
   if (state == "all")
     return "parameters and optimizer state sharded (ZeRO-3)";
+  if (state == "node")
+    return "parameters and optimizer state sharded within a node (HSDP)";
   return "data parallel";
 }
 
@@ -420,11 +422,23 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   std::string fixedShard = options.shardState == "auto" ? "none" : options.shardState;
   std::string fixedRecompute = planRecompute == "auto" ? "none" : planRecompute;
   std::vector<MemoryTry> tries = {{fixedShard, fixedRecompute}};
-  if (stageSearch && searchLayouts && searchRecompute)
+  // On a mesh of several axes with devices, sharding inside the last one
+  // (a node) and replicating across the others (HSDP) is tried last: it
+  // keeps the all-gathers on the fast link.
+  int64_t meshAxesWithDevices = 0;
+  for (int64_t d : options.mesh)
+    meshAxesWithDevices += d > 1;
+  bool tryNode = meshAxesWithDevices > 1;
+  if (stageSearch && searchLayouts && searchRecompute) {
     tries = {{"none", "none"}, {"optimizer", "none"}, {"optimizer", "selective"},
              {"all", "none"},  {"all", "selective"}};
-  else if (stageSearch && searchLayouts)
+    if (tryNode)
+      tries.insert(tries.end(), {{"node", "none"}, {"node", "selective"}});
+  } else if (stageSearch && searchLayouts) {
     tries = {{"none", fixedRecompute}, {"optimizer", fixedRecompute}, {"all", fixedRecompute}};
+    if (tryNode)
+      tries.push_back({"node", fixedRecompute});
+  }
   else if (stageSearch && searchRecompute)
     tries = {{fixedShard, "none"}, {fixedShard, "selective"}};
 
@@ -531,7 +545,8 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
       planReport = addRecomputeToSimulation(planReport, *module, *profile, options.precision);
     MemoryUse use = measureMemoryUse(*module);
     finalUse = use;
-    std::string error = memoryLimitError(use, limit, tries[t].shardState == "all");
+    std::string error = memoryLimitError(use, limit, tries[t].shardState == "all" ||
+                                                         tries[t].shardState == "node");
     double seconds = 0;
     if (estimate)
       seconds = estimate->stepSeconds() +
@@ -582,7 +597,8 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     // A model whose memory is not its activations (the MLP's is its
     // gradients) gains nothing: stop when a doubling does not shrink it.
     int64_t nextMicro = 2 * tries[t].microBatches;
-    if (t + 1 == tries.size() && searchMicro && (tries[t].microBatches == 1 || smaller) &&
+    if (t + 1 == tries.size() && searchMicro && !best &&
+        (tries[t].microBatches == 1 || smaller) &&
         globalBatch > 0 && nextMicro <= kMaxSearchMicro &&
         globalBatch % (deviceCount * nextMicro) == 0)
       tries.push_back(

@@ -52,7 +52,10 @@ struct Hint {
 
 class Planner {
 public:
-  enum class ShardState { None, Optimizer, All };
+  /// Node: parameters and slots split over the last mesh axis only (the
+  /// devices of a node), whole across the others: ZeRO-3 inside a node,
+  /// data parallelism between nodes (PyTorch's HSDP).
+  enum class ShardState { None, Optimizer, All, Node };
 
   Planner(ModuleOp module, of::MeshAttr meshAttr, sbp::Device device,
           ShardState shardState)
@@ -129,8 +132,10 @@ private:
     return of::NdSbpAttr::get(ctx, entries);
   }
   /// `base` (null: all B) with each of its B mesh axes splitting `shape`
-  /// along the first tensor axis it still divides (B where none does).
-  of::NdSbpAttr shardedLayout(ArrayRef<int64_t> shape, of::NdSbpAttr base);
+  /// along the first tensor axis it still divides (B where none does);
+  /// with `lastAxisOnly`, only the last mesh axis with devices on it.
+  of::NdSbpAttr shardedLayout(ArrayRef<int64_t> shape, of::NdSbpAttr base,
+                              bool lastAxisOnly = false);
   SmallVector<Hint> hints;
   DenseMap<Value, of::NdSbpAttr> layouts;
   DenseMap<std::tuple<Type, Attribute, Attribute>, double> boxingCache;
@@ -226,9 +231,11 @@ LogicalResult Planner::layOutVariables(ModuleOp module) {
     of::NdSbpAttr parent =
         var.getOfAttr() ? variableLayouts.lookup(var.getOfAttr().getValue()) : nullptr;
     bool slot = var.getRole() == of::VariableRole::optimizer;
+    bool params = shardState == ShardState::All || shardState == ShardState::Node;
     if (!layout && ((slot && shardState != ShardState::None) ||
-                    (var.getRole() == of::VariableRole::param && shardState == ShardState::All)))
-      layout = shardedLayout(cast<RankedTensorType>(var.getType()).getShape(), parent);
+                    (var.getRole() == of::VariableRole::param && params)))
+      layout = shardedLayout(cast<RankedTensorType>(var.getType()).getShape(), parent,
+                             shardState == ShardState::Node);
     if (!layout && parent)
       layout = parent;
     if (!layout)
@@ -255,8 +262,15 @@ LogicalResult Planner::layOutVariables(ModuleOp module) {
   return success();
 }
 
-of::NdSbpAttr Planner::shardedLayout(ArrayRef<int64_t> shape, of::NdSbpAttr base) {
+of::NdSbpAttr Planner::shardedLayout(ArrayRef<int64_t> shape, of::NdSbpAttr base,
+                                     bool lastAxisOnly) {
   ArrayRef<int64_t> sizes = meshAttr.getShape();
+  // The node's axis: the last one with devices on it (micro-batches aside).
+  std::optional<int64_t> onlyAxis;
+  if (lastAxisOnly)
+    for (int64_t a = static_cast<int64_t>(sizes.size()) - 1; a >= 0 && !onlyAxis; --a)
+      if (sizes[a] > 1 && a != microAxis)
+        onlyAxis = a;
   SmallVector<of::SbpAttr> entries(sizes.size(), of::SbpAttr::getBroadcast(ctx));
   SmallVector<int64_t> factor(shape.size(), 1);
   if (base)
@@ -267,7 +281,8 @@ of::NdSbpAttr Planner::shardedLayout(ArrayRef<int64_t> shape, of::NdSbpAttr base
     }
   for (auto [a, size] : llvm::enumerate(sizes)) {
     if (!entries[a].isBroadcast() || size == 1 ||
-        static_cast<int64_t>(a) == microAxis)
+        static_cast<int64_t>(a) == microAxis ||
+        (lastAxisOnly && static_cast<int64_t>(a) != onlyAxis))
       continue;
     for (auto [d, extent] : llvm::enumerate(shape))
       if (extent % (factor[d] * size) == 0) {
@@ -848,10 +863,11 @@ struct InferSbp : ::oflow::impl::InferSbpBase<InferSbp> {
             .Case("none", Planner::ShardState::None)
             .Case("optimizer", Planner::ShardState::Optimizer)
             .Case("all", Planner::ShardState::All)
+            .Case("node", Planner::ShardState::Node)
             .Default(std::nullopt);
     if (!shard) {
       module.emitError() << "oflow-infer-sbp: unknown shard-state '" << shardState
-                         << "' (none, optimizer or all)";
+                         << "' (none, optimizer, all or node)";
       return signalPassFailure();
     }
     if (planner_ != "greedy" && planner_ != "ilp") {

@@ -3,11 +3,14 @@
 // Each mesh axis splits the first tensor axis it still divides; B where none
 // does. `optimizer`: the slots (ZeRO-2: the gradient reduce-scattered into
 // the update, the new parameter all-gathered); `all`: parameters too, the
-// slots following them (ZeRO-3). A hint still wins.
+// slots following them (ZeRO-3); `node`: parameters and slots over the
+// last mesh axis only, whole across the others (HSDP). A hint still wins.
 //
 // RUN: oflow-opt %s -split-input-file '-oflow-infer-sbp=shard-state=none' | FileCheck %s --check-prefix=NONE
 // RUN: oflow-opt %s -split-input-file '-oflow-infer-sbp=shard-state=optimizer' | FileCheck %s --check-prefix=OPT
 // RUN: oflow-opt %s -split-input-file '-oflow-infer-sbp=shard-state=all' | FileCheck %s --check-prefix=ALL
+// RUN: oflow-opt %s -split-input-file '-oflow-infer-sbp=shard-state=node' | FileCheck %s --check-prefix=NODE
+// RUN: oflow-opt %s -split-input-file '-oflow-infer-sbp=shard-state=node' -oflow-insert-boxing -oflow-verify-sbp | FileCheck %s --check-prefix=NODEBOX
 // RUN: oflow-opt %s -split-input-file '-oflow-infer-sbp=shard-state=optimizer' -oflow-insert-boxing -oflow-verify-sbp | FileCheck %s --check-prefix=BOX
 // RUN: not oflow-opt %s -split-input-file '-oflow-infer-sbp=shard-state=some' 2>&1 | FileCheck %s --check-prefix=BAD
 
@@ -29,12 +32,20 @@
 // 6 rows: 2 ways on dim 0, then dim 1 (6 % 4 != 0).
 // ALL: oflow.variable @v param : tensor<6x16xf32> {sbp = #oflow.nd_sbp<[S(0), S(1)]>}
 
+// NODE: oflow.variable @w param : tensor<12x16xf32> {sbp = #oflow.nd_sbp<[B, S(0)]>}
+// NODE: oflow.variable @w.m optimizer : tensor<12x16xf32> {of = @w, sbp = #oflow.nd_sbp<[B, S(0)]>}
+// NODE: oflow.variable @b param : tensor<3xf32> {sbp = #oflow.nd_sbp<[B, B]>}
+// NODE: oflow.variable @v param : tensor<6x16xf32> {sbp = #oflow.nd_sbp<[B, S(0)]>}
+// Its update boxes and verifies like any other layout.
+// NODEBOX-LABEL: func.func @train
+// NODEBOX: oflow.write_variable @w
+
 // The slot's update runs on pieces: the whole parameter is sliced locally,
 // the update's result all-gathered into the whole parameter.
 // BOX: oflow.local_slice
 // BOX: oflow.all_gather
 
-// BAD: error: oflow-infer-sbp: unknown shard-state 'some' (none, optimizer or all)
+// BAD: error: oflow-infer-sbp: unknown shard-state 'some' (none, optimizer, all or node)
 
 module attributes {oflow.mesh = #oflow.mesh<2x2>} {
   oflow.variable @w param : tensor<12x16xf32>

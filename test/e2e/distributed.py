@@ -248,6 +248,23 @@ def group_zero(h, model):
                f"{model} ZeRO-sharded weights and AdamW state, clipped "
                f"global norm, on {mesh}",
                extra=["--optimizer", "adamw", "--clip-grad-norm", "0.5"] + frozen)
+    # HSDP (--shard-state node): weights and state split on the last axis
+    # only (a node's devices), whole across the first; every variable whose
+    # size the axis divides is split on it, none on the first axis.
+    h.case(model, "2x2", [],
+           lambda name: None,
+           f"{model} HSDP (--shard-state node), clipped global norm, on 2x2",
+           extra=["--optimizer", "adamw", "--clip-grad-norm", "0.5", "--shard-state", "node"]
+           + frozen)
+    plan = h.plan(model, "2x2", [], ["--optimizer", "adamw", "--shard-state", "node"] + frozen)
+    if plan:
+        tensors, _ = plan
+        state = [t for t in tensors.values() if t["kind"] in ("param", "optimizer")]
+        first = [t for t in state if not t["sbp"].startswith("[B,")]
+        split = [t for t in state if re.match(r"\[B,S\(\d+\)\]", t["sbp"])]
+        check(state and not first and len(split) >= len(state) // 2,
+              f"{model} HSDP on 2x2: {len(split)}/{len(state)} variables split on the last "
+              f"axis, {len(first)} on the first")
 
 
 def group_plan(h, _model):
@@ -582,7 +599,7 @@ def group_memory(h, model):
         peak, chosen, slots = peak_and_plan(mesh, ["--memory-limit", str(limit)])
         split = [n for n, l in slots.items() if "S(" in l]
         shard, _, recompute = (chosen or "").partition("+recompute=")
-        check(peak is not None and peak <= limit and shard in ("optimizer", "all")
+        check(peak is not None and peak <= limit and shard in ("optimizer", "all", "node")
               and len(split) >= len(slots) // 2
               and (model != "gpt" or recompute == "selective"),
               f"{model} on {mesh}, limit {limit} B ({fraction:.0%} of data parallel's {dp}): plan "

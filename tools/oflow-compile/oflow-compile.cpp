@@ -142,9 +142,11 @@ int run(int argc, char **argv) {
   app.add_option("--shard-state", options.shardState,
                  "variables without an --sbp hint on a mesh: none (whole on "
                  "every device: data parallel), optimizer (optimizer state "
-                 "split: ZeRO-2), all (parameters too: ZeRO-3), auto "
+                 "split: ZeRO-2), all (parameters too: ZeRO-3), node (parameters "
+                 "and optimizer state split over the last mesh axis only: ZeRO-3 "
+                 "inside a node, data parallel across nodes, as HSDP), auto "
                  "(default: of the plans that fit --memory-limit, the fastest predicted)")
-      ->check(CLI::IsMember({"none", "optimizer", "all", "auto"}));
+      ->check(CLI::IsMember({"none", "optimizer", "all", "node", "auto"}));
   app.add_option("--planner", options.planner,
                  "how layouts are chosen on a mesh: greedy (default: op by op "
                  "in program order) or ilp (the whole program as an integer "

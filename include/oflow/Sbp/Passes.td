@@ -80,7 +80,9 @@ def InferSbp : Pass<"oflow-infer-sbp", "::mlir::ModuleOp"> {
     mesh axis along the first tensor axis it divides (else B), so that
     memory per device falls: the optimizer slots (their updates then run on
     pieces: the gradient is reduce-scattered and the new parameter
-    all-gathered, what ZeRO-2 sends), or the parameters too (ZeRO-3).
+    all-gathered, what ZeRO-2 sends), or the parameters too (ZeRO-3), or
+    both over the last mesh axis alone (`node`: ZeRO-3 among a node's
+    devices, data parallelism between nodes, as PyTorch's HSDP).
 
     `planner=ilp` then re-chooses the layouts of the whole function at once
     (Alpa's integer program: per op one of its nd-signatures, priced by
@@ -103,7 +105,9 @@ def InferSbp : Pass<"oflow-infer-sbp", "::mlir::ModuleOp"> {
     Option<"shardState", "shard-state", "std::string", /*default=*/"\"none\"",
            "variables without a hint: none (B; slots follow their "
            "parameter), optimizer (optimizer slots split over the mesh: "
-           "ZeRO-1/2), all (parameters too, slots following: ZeRO-3)">,
+           "ZeRO-1/2), all (parameters too, slots following: ZeRO-3), node "
+           "(parameters and slots split over the last mesh axis only: ZeRO-3 "
+           "inside a node, whole across nodes, as PyTorch's HSDP)">,
     Option<"planner_", "planner", "std::string", /*default=*/"\"greedy\"",
            "greedy (in program order) or ilp (the whole function as an "
            "integer program, solved by CBC from the greedy plan)">,
