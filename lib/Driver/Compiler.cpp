@@ -438,9 +438,9 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     tries = {{"none", fixedRecompute}, {"optimizer", fixedRecompute}, {"all", fixedRecompute}};
     if (tryNode)
       tries.push_back({"node", fixedRecompute});
-  }
-  else if (stageSearch && searchRecompute)
+  } else if (stageSearch && searchRecompute) {
     tries = {{fixedShard, "none"}, {fixedShard, "selective"}};
+  }
 
   OwningOpRef<ModuleOp> trainingGraph;
   if (tries.size() > 1 || searchMicro)
