@@ -26,7 +26,8 @@
 #   gpt2s/gpt2s.onnx       the GPT-2 graph; its initializers point at external data that is
 #                          NOT in the bundle: gpu_check regenerates it (examples/gpt2s/weights.py)
 #   gpt2s/{tokens,targets}.npy, gpt2s/config.json
-#   gpt2s/kernels-{fp32,bf16}.json  --emit=kernels-json of the GPT-2 executables (CUDA)
+#   gpt2s/kernels-{fp32,bf16}.json  --emit=kernels-json of the GPT-2 executables (CUDA;
+#                          the dry run: cuda-emulated)
 #   lib.tar.gz             lib/: the shared libraries of bin/* the GPU machine may lack (ldd)
 #   bundle.json            what was built, with which flags and steps
 # It fails when the bundle exceeds 60 MiB.
@@ -138,10 +139,12 @@ else
   # The per-kernel predictions (h200 profile) the check compares with the
   # kernels' measured GPU times (CUDA targets only).
   kernels_report() { # PRECISION FLAGS...
-    local prec=$1; shift
-    [ "$TARGET" = cuda ] || return 0
+    local prec=$1 target=$TARGET; shift
+    # The dry run reports the kernels the emulated CUDA target would launch
+    # (its calibration times their GEMM shapes on the CPU).
+    [ "$TARGET" = cuda ] || target=cuda-emulated
     log "gpt2s: --emit=kernels-json ($prec)"
-    "$COMPILER" "$WORK/gpt2s/gpt2s.onnx" --target "$TARGET" -q "${g2flags[@]}" "$@" \
+    "$COMPILER" "$WORK/gpt2s/gpt2s.onnx" --target "$target" -q "${g2flags[@]}" "$@" \
       --emit=kernels-json -o "$OUT/gpt2s/kernels-$prec.json" ||
       echo "  --emit=kernels-json failed: the check will have no predictions for $prec"
   }

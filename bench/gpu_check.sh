@@ -16,7 +16,7 @@
 # Parts, in this order, each under `timeout`, each writing its own result:
 #   env, ldd, runtime-check, example mlp|cnn|gpt, gpt2-weights, gpt2-profile (fp32:
 #   per-kernel GPU times against the bundle's --emit=kernels-json predictions),
-#   gpt2-oflow fp32, gpt2-profile-bf16, gpt2-oflow bf16, calibrate (bandwidth and
+#   gpt2-oflow fp32, gpt2-oflow tf32 (the fp32 executable with --allow-tf32), gpt2-profile-bf16, gpt2-oflow bf16, calibrate (bandwidth and
 #   GEMM rates, written as $OUT/calibrated-profile.json),
 #   gpt2-torch eager (fp32 with TF32 off, tf32, bf16),
 #   gpt2-torch compile-tf32, gpt2-torch compile-bf16, then the report.
@@ -169,6 +169,8 @@ fi
 if has_exe gpt2s; then
   part gpt2-oflow-fp32 "$G2T" 20 "$PY" "${C[@]}" gpt2-oflow --exe bin/gpt2s --precision fp32 \
     --weights "$W/gpt2s.onnx" --steps "$G2STEPS" --warmup "$G2WARM" --timeout "$((G2T - 5))"
+  part gpt2-oflow-tf32 "$G2T" 20 "$PY" "${C[@]}" gpt2-oflow --exe bin/gpt2s --precision tf32 \
+    --weights "$W/gpt2s.onnx" --steps "$G2STEPS" --warmup "$G2WARM" --timeout "$((G2T - 5))"
 fi
 if has_exe gpt2s-bf16 && ((PROFILE)); then
   part gpt2-profile-bf16 "$PROFILE_S" 15 "$PY" "${C[@]}" gpt2-profile --exe bin/gpt2s-bf16 --precision bf16 \
@@ -178,7 +180,7 @@ if has_exe gpt2s-bf16; then
   part gpt2-oflow-bf16 "$G2T" 20 "$PY" "${C[@]}" gpt2-oflow --exe bin/gpt2s-bf16 --precision bf16 \
     --weights "$W/gpt2s.onnx" --steps "$G2STEPS" --warmup "$G2WARM" --timeout "$((G2T - 5))"
 fi
-part calibrate 40 15 "$PY" "${C[@]}" calibrate
+part calibrate 60 15 "$PY" "${C[@]}" calibrate
 part gpt2-torch-eager 75 20 "$PY" "${C[@]}" gpt2-torch --modes eager-fp32,eager-tf32,eager-bf16 \
   --weights "$W/gpt2s.onnx" --steps "$G2STEPS" --warmup "$G2WARM"
 part gpt2-torch-compile-tf32 100 40 "$PY" "${C[@]}" gpt2-torch --modes compile-tf32 \

@@ -20,7 +20,12 @@ md=$TMP/out/gpu_check.md
 for ex in mlp cnn gpt; do
   grep -q "^| $ex | ok |" "$md" || { echo "FAIL: example $ex is not ok"; exit 1; }
 done
-grep -q "^| oflow | fp32 (MFU vs tf32 peak) | ok |" "$md" || { echo "FAIL: the GPT-2 oflow row is not ok"; exit 1; }
+grep -q "^| oflow | fp32 (TF32 off; MFU vs tf32 peak) | ok |" "$md" || { echo "FAIL: the GPT-2 oflow fp32 row is not ok"; exit 1; }
+grep -q "^| oflow | tf32 (--allow-tf32) | ok |" "$md" || { echo "FAIL: the GPT-2 oflow tf32 row is not ok"; exit 1; }
+# The calibration is a device profile the compiler reads, per-shape GEMM times included.
+"$COMPILER" "$ROOT/examples/mlp/mlp.onnx" --target cuda --emit=kernels-json --device "$TMP/out/calibrated-profile.json" -o "$TMP/profile.txt" >"$TMP/compile.log" 2>&1 ||
+  { echo "FAIL: oflow-compile does not read the calibrated profile:"; cat "$TMP/compile.log"; exit 1; }
+grep -q '"gemms"' "$TMP/profile.txt" || { echo "FAIL: the calibrated profile has no per-shape GEMM times"; exit 1; }
 grep -q "^- loss within 0.001 relative of PyTorch (fp32): met" "$md" || { echo "FAIL: loss goal not met"; exit 1; }
 for f in gpu_check.json gpu_check.log gpu_check_parts.log; do
   [ -s "$TMP/out/$f" ] || { echo "FAIL: \$OUT/$f missing"; exit 1; }

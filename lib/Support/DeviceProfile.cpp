@@ -1,6 +1,7 @@
 //===- DeviceProfile.cpp - built-in device profiles and their JSON form ---===//
 #include "oflow/Support/DeviceProfile.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -14,6 +15,16 @@ double DeviceProfile::gemmFlopsPerSecond(llvm::StringRef precision) const {
   if (precision == "tf32")
     return tf32FlopsPerSecond;
   return fp32FlopsPerSecond;
+}
+
+std::optional<double>
+DeviceProfile::measuredGemmSeconds(llvm::StringRef precision, int64_t m, int64_t n,
+                                   int64_t k, int64_t batch) const {
+  for (const MeasuredGemm &g : gemms)
+    if (g.precision == precision && g.m == m && g.n == n && g.k == k &&
+        g.batch == batch)
+      return g.seconds;
+  return std::nullopt;
 }
 
 namespace {
@@ -137,6 +148,38 @@ llvm::Expected<DeviceProfile> loadDeviceProfile(llvm::StringRef nameOrPath) {
   if (root->get("memory_bytes"))
     if (llvm::Error e = number(*root, "memory_bytes", p.memoryBytes))
       return std::move(e);
+  if (const llvm::json::Value *list = root->get("gemms")) {
+    const llvm::json::Array *gemms = list->getAsArray();
+    if (!gemms)
+      return profileError(nameOrPath, "field \"gemms\" must be an array");
+    for (auto [i, v] : llvm::enumerate(*gemms)) {
+      std::string where = "gemms[" + std::to_string(i) + "]";
+      const llvm::json::Object *o = v.getAsObject();
+      if (!o)
+        return profileError(nameOrPath, where + " must be an object");
+      MeasuredGemm g;
+      std::optional<llvm::StringRef> precision = o->getString("precision");
+      if (!precision ||
+          !llvm::is_contained({"bf16", "fp16", "tf32", "fp32"}, *precision))
+        return profileError(nameOrPath, where + ": \"precision\" must be bf16, "
+                                                "fp16, tf32 or fp32");
+      g.precision = precision->str();
+      for (auto [key, out] : {std::pair<const char *, int64_t *>{"m", &g.m},
+                              {"n", &g.n}, {"k", &g.k}, {"batch", &g.batch}}) {
+        std::optional<int64_t> d = o->getInteger(key);
+        if (!d || *d <= 0)
+          return profileError(nameOrPath, where + ": \"" + key +
+                                              "\" must be a positive integer");
+        *out = *d;
+      }
+      std::optional<double> seconds = o->getNumber("seconds");
+      if (!seconds || !(*seconds > 0))
+        return profileError(nameOrPath,
+                            where + ": field \"seconds\" must be a positive number");
+      g.seconds = *seconds;
+      p.gemms.push_back(std::move(g));
+    }
+  }
   // A calibration file describes a GPU unless it says "gpu": false.
   p.gpu = true;
   if (const llvm::json::Value *gpu = root->get("gpu")) {
@@ -165,6 +208,14 @@ std::string deviceProfileJson(const DeviceProfile &p) {
     v.getAsObject()->try_emplace("memory_bytes", p.memoryBytes);
   if (!p.gpu)
     v.getAsObject()->try_emplace("gpu", false);
+  if (!p.gemms.empty()) {
+    llvm::json::Array gemms;
+    for (const MeasuredGemm &g : p.gemms)
+      gemms.push_back(llvm::json::Object{{"precision", g.precision}, {"m", g.m},
+                                         {"n", g.n}, {"k", g.k},
+                                         {"batch", g.batch}, {"seconds", g.seconds}});
+    v.getAsObject()->try_emplace("gemms", std::move(gemms));
+  }
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", v);

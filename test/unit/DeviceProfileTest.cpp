@@ -75,6 +75,38 @@ TEST(DeviceProfileTest, OptionalFields) {
   ASSERT_FALSE(static_cast<bool>(negative));
   EXPECT_NE(llvm::toString(negative.takeError()).find("\"memory_bytes\" must be a positive number"),
             std::string::npos);
+  // Measured GEMMs: looked up by exact precision and shape, kept through JSON.
+  auto measured = load(R"(, "gemms": [{"precision": "bf16", "m": 8192, "n": 768, "k": 768, )"
+                       R"("batch": 1, "seconds": 4.5e-5}, {"precision": "fp32", "m": 64, )"
+                       R"("n": 1024, "k": 1024, "batch": 96, "seconds": 3e-4}])");
+  ASSERT_TRUE(static_cast<bool>(measured)) << llvm::toString(measured.takeError());
+  ASSERT_EQ(measured->gemms.size(), 2u);
+  EXPECT_EQ(measured->measuredGemmSeconds("bf16", 8192, 768, 768, 1), 4.5e-5);
+  EXPECT_EQ(measured->measuredGemmSeconds("fp32", 64, 1024, 1024, 96), 3e-4);
+  EXPECT_FALSE(measured->measuredGemmSeconds("fp16", 8192, 768, 768, 1));
+  EXPECT_FALSE(measured->measuredGemmSeconds("bf16", 768, 8192, 768, 1));
+  EXPECT_FALSE(measured->measuredGemmSeconds("fp32", 64, 1024, 1024, 1));
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    os << oflow::deviceProfileJson(*measured);
+  }
+  auto again = oflow::loadDeviceProfile(path);
+  ASSERT_TRUE(static_cast<bool>(again)) << llvm::toString(again.takeError());
+  EXPECT_EQ(again->measuredGemmSeconds("fp32", 64, 1024, 1024, 96), 3e-4);
+  for (auto [entry, what] :
+       {std::pair<const char *, const char *>{
+            R"({"precision": "int8", "m": 1, "n": 1, "k": 1, "batch": 1, "seconds": 1})",
+            R"(gemms[0]: "precision" must be bf16, fp16, tf32 or fp32)"},
+        {R"({"precision": "bf16", "m": 1, "n": 0, "k": 1, "batch": 1, "seconds": 1})",
+         R"(gemms[0]: "n" must be a positive integer)"},
+        {R"({"precision": "bf16", "m": 1, "n": 1, "k": 1, "batch": 1})",
+         R"(gemms[0]: field "seconds" must be a positive number)"}}) {
+    auto bad = load(std::string(R"(, "gemms": [)") + entry + "]");
+    ASSERT_FALSE(static_cast<bool>(bad)) << entry;
+    std::string message = llvm::toString(bad.takeError());
+    EXPECT_NE(message.find(what), std::string::npos) << message;
+  }
   llvm::sys::fs::remove(path);
 }
 

@@ -11,6 +11,7 @@
 #include "oflow/Codegen/KernelReport.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -394,3 +395,66 @@ TEST_F(KernelReportTest, BoundsCheckedLanesDoNotCount) {
 }
 
 } // namespace
+
+// GEMM calls: the vocabulary's GEMMs (an extent of 50257, not a multiple
+// of 8) run on zero-padded copies in the CUDA runtime, and the report prices
+// the copies and the padded product; a calibration's measured time for the
+// padded shape wins over the rate. Even, small and batched GEMMs are not
+// padded.
+constexpr const char *kGemmCalls = R"mlir(
+func.func private @oflow_rt_gemm_lowp(i64, i64, i64, i64, i64, i64, f32, index, i64, index, i64, f32, index, i64)
+func.func private @oflow_rt_gemm_lowp_batched(i64, i64, i64, i64, i64, i64, i64, f32, index, i64, i64, index, i64, i64, f32, index, i64, i64)
+func.func @step(%p: index) {
+  %bf16 = arith.constant 5 : i64
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %c64 = arith.constant 64 : i64
+  %c65 = arith.constant 65 : i64
+  %c768 = arith.constant 768 : i64
+  %c8192 = arith.constant 8192 : i64
+  %c50257 = arith.constant 50257 : i64
+  %c50304 = arith.constant 50304 : i64
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  // logits[8192][50257] = x[8192][768] W[50257][768]^T: n odd.
+  func.call @oflow_rt_gemm_lowp(%bf16, %c0, %c1, %c8192, %c50257, %c768, %one, %p, %c768, %p, %c768, %zero, %p, %c50257) : (i64, i64, i64, i64, i64, i64, f32, index, i64, index, i64, f32, index, i64) -> ()
+  // The same with a vocabulary padded to 50304: even.
+  func.call @oflow_rt_gemm_lowp(%bf16, %c0, %c1, %c8192, %c50304, %c768, %one, %p, %c768, %p, %c768, %zero, %p, %c50304) : (i64, i64, i64, i64, i64, i64, f32, index, i64, index, i64, f32, index, i64) -> ()
+  // Small: m n k below 2^30.
+  func.call @oflow_rt_gemm_lowp(%bf16, %c0, %c0, %c64, %c65, %c64, %one, %p, %c64, %p, %c65, %zero, %p, %c65) : (i64, i64, i64, i64, i64, i64, f32, index, i64, index, i64, f32, index, i64) -> ()
+  // Batched: never padded.
+  func.call @oflow_rt_gemm_lowp_batched(%bf16, %c64, %c0, %c1, %c8192, %c50257, %c768, %one, %p, %c768, %c0, %p, %c768, %c0, %zero, %p, %c50257, %c0) : (i64, i64, i64, i64, i64, i64, i64, f32, index, i64, i64, index, i64, i64, f32, index, i64, i64) -> ()
+  return
+}
+)mlir";
+
+TEST(KernelReportGemmTest, UnalignedRowsArePaddedAndPriced) {
+  MLIRContext ctx;
+  ctx.loadDialect<arith::ArithDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kGemmCalls, &ctx);
+  ASSERT_TRUE(module);
+  ::oflow::DeviceProfile h200 = *::oflow::builtinDeviceProfile("h200");
+  auto entries = ::oflow::analyzeProgram(*module, h200);
+  ASSERT_EQ(entries.size(), 1u);
+  const auto &calls = entries[0].launches;
+  ASSERT_EQ(calls.size(), 4u);
+  double M = 8192, N = 50257, K = 768;
+  EXPECT_EQ(calls[0].strategy, "bf16 8192x50257x768 +pad");
+  // A and B read (bf16), C written (f32); B (the 50257 rows of W) copied in
+  // and C copied out: each read and written once more.
+  double copies = 2 * K * N * 2 + 2 * M * N * 4;
+  EXPECT_DOUBLE_EQ(calls[0].hbmBytes, (M * K + K * N) * 2 + M * N * 4 + copies);
+  double launch = h200.graphLaunchSeconds;
+  EXPECT_NEAR(calls[0].seconds, 2 * M * N * K / 650e12 + copies / 4.3e12 + launch, 1e-9);
+  EXPECT_EQ(calls[1].strategy, "bf16 8192x50304x768");
+  EXPECT_EQ(calls[2].strategy, "bf16 64x65x64");
+  EXPECT_EQ(calls[3].strategy, "bf16 64x 8192x50257x768");
+
+  // Measured: the padded shape's time, plus the copies.
+  h200.gemms.push_back({"bf16", 8192, 50304, 768, 1, 7.9e-4});
+  h200.gemms.push_back({"bf16", 8192, 50257, 768, 1, 4.6e-3}); // unpadded: not used
+  entries = ::oflow::analyzeProgram(*module, h200);
+  EXPECT_EQ(entries[0].launches[0].bound, "measured");
+  EXPECT_NEAR(entries[0].launches[0].seconds, 7.9e-4 + copies / 4.3e12 + launch, 1e-9);
+  EXPECT_NEAR(entries[0].launches[1].seconds, 7.9e-4 + launch, 1e-9);
+}

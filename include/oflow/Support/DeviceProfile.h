@@ -12,7 +12,16 @@
 //   {"name": "h200", "hbm_bytes_per_s": 4.3e12, "memory_bytes": 150323855360,
 //    "flops_per_s": {"bf16": 6.5e14, "fp16": 6.5e14, "tf32": 3.3e14, "fp32": 5e13},
 //    "memory_latency_s": 6e-7, "launch_s": 4e-6, "graph_launch_s": 1e-6,
-//    "multiprocessors": 132, "max_threads_per_multiprocessor": 2048}
+//    "multiprocessors": 132, "max_threads_per_multiprocessor": 2048,
+//    "gemms": [{"precision": "bf16", "m": 8192, "n": 768, "k": 768,
+//               "batch": 1, "seconds": 4.5e-5}]}
+//
+// "gemms" (optional; what bench/gpu_check.py's calibration writes) holds
+// measured times of whole GEMMs: a GEMM of exactly that precision and shape
+// is priced with its time instead of the precision's rate. Measured on an
+// H200 (2026-12-04), cuBLASLt's bf16 rate over GPT-2's shapes ranges from
+// 123 to 508 TFLOP/s (an extent of 50257 leaves rows unaligned): one rate
+// per precision cannot describe that.
 //
 // `cpu` is one CPU rank as the planner has always priced it (100 GFLOP/s,
 // 20 GB/s); its latency, launch and thread figures are nominal (no kernels).
@@ -30,6 +39,13 @@
 #include <vector>
 
 namespace oflow {
+
+/// One measured GEMM: C[m][n] (+)= A[m][k] B[k][n], `batch` times.
+struct MeasuredGemm {
+  std::string precision; ///< "bf16", "fp16", "tf32" or "fp32"
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  double seconds = 0;
+};
 
 struct DeviceProfile {
   std::string name;
@@ -49,8 +65,15 @@ struct DeviceProfile {
   /// Whether it is a GPU (what the kernel report can predict for).
   bool gpu = true;
 
+  /// Measured GEMM times (a calibration's); empty for the built-ins.
+  std::vector<MeasuredGemm> gemms;
+
   /// The GEMM rate for "bf16", "fp16", "tf32" or "fp32".
   double gemmFlopsPerSecond(llvm::StringRef precision) const;
+  /// The measured time of a GEMM of exactly this precision and shape.
+  std::optional<double> measuredGemmSeconds(llvm::StringRef precision, int64_t m,
+                                            int64_t n, int64_t k,
+                                            int64_t batch) const;
   /// Threads the whole chip keeps resident.
   int64_t residentThreads() const {
     return multiprocessors * maxThreadsPerMultiprocessor;

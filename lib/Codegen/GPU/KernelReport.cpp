@@ -821,8 +821,13 @@ std::optional<double> constantFloat(Value v) {
   return std::nullopt;
 }
 
+/// The smallest m n k whose odd extents the CUDA runtime pads (the default
+/// GemmPadSettings::minMacs in runtime/lib/cuda/CudaContext.h).
+constexpr int64_t kGemmPadMinMacs = int64_t(1) << 30;
+
 /// A GEMM call's cost: operands read once, the result written (and read
-/// when beta != 0), at the profile's rate for its precision.
+/// when beta != 0), at the profile's rate for its precision or, where the
+/// profile has measured this shape, at its measured time.
 std::optional<KernelCost> gemmCost(func::CallOp call, const DeviceProfile &d) {
   StringRef callee = call.getCallee();
   bool lowp = callee.starts_with("oflow_rt_gemm_lowp");
@@ -857,9 +862,42 @@ std::optional<KernelCost> gemmCost(func::CallOp call, const DeviceProfile &d) {
   k.flops = 2 * M * N * K * batch;
   k.hbmBytes = batch * ((M * K + K * N) * ab + M * N * 4 * (beta != 0 ? 2 : 1));
   k.l2Bytes = k.hbmBytes;
+  // The runtime runs a large unbatched tensor-core GEMM with an extent that
+  // is not a multiple of 8 (16 bytes of bf16/fp16) on copies padded to a
+  // multiple of 64 (CudaBlas.cpp): each operand with such an extent is read
+  // and written once more (C twice when beta != 0), and the product runs at
+  // the padded shape's rate. (f32 GEMMs are priced without TF32, which the
+  // runtime's --allow-tf32 decides: never padded.)
+  auto padded = [&](int64_t e) { return e % 8 ? (e + 63) / 64 * 64 : e; };
+  double copyBytes = 0;
+  int64_t pm = *m, pn = *n, pk = *kk;
+  if (lowp && !batched && *m * *n * *kk >= kGemmPadMinMacs) {
+    pm = padded(*m), pn = padded(*n), pk = padded(*kk);
+    if (pm != *m || pk != *kk)
+      copyBytes += 2 * M * K * ab;
+    if (pk != *kk || pn != *n)
+      copyBytes += 2 * K * N * ab;
+    if (pm != *m || pn != *n)
+      copyBytes += (beta != 0 ? 4 : 2) * M * N * 4;
+  }
+  if (copyBytes > 0) {
+    k.strategy += " +pad";
+    k.hbmBytes += copyBytes;
+    k.l2Bytes = k.hbmBytes;
+  }
   double memory = k.hbmBytes / d.hbmBytesPerSecond;
-  double compute = k.flops / d.gemmFlopsPerSecond(precision);
+  double compute = k.flops / d.gemmFlopsPerSecond(precision) +
+                   copyBytes / d.hbmBytesPerSecond;
   k.bound = compute >= memory ? "compute" : "memory";
+  // A calibration's time for this very shape wins over the rate: it knows
+  // the tile shapes, waves and alignment. It was measured without reading
+  // C, so a beta != 0 call adds that read; a padded GEMM is looked up at its
+  // padded shape, which the calibration also measures.
+  if (std::optional<double> measured = d.measuredGemmSeconds(precision, pm, pn, pk, batch)) {
+    compute = *measured + copyBytes / d.hbmBytesPerSecond +
+              (beta != 0 ? batch * M * N * 4 / d.hbmBytesPerSecond : 0);
+    k.bound = compute >= memory ? "measured" : "memory";
+  }
   k.seconds = std::max(memory, compute) + d.launchSeconds;
   if (std::max(memory, compute) < d.launchSeconds)
     k.bound = "launch";

@@ -16,9 +16,11 @@
 #include "../GraphReplay.h"
 #include "CudaContext.h"
 #include "Profile.h"
+#include "oflow_rt/Error.h"
 #include "oflow_rt/abi.h"
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -159,6 +161,145 @@ const Plan &planFor(Context &ctx, const Key &k) {
   return cache->emplace(k, p).first->second;
 }
 
+void matmul(Context &ctx, int64_t dtype, int64_t batch, int64_t ta, int64_t tb,
+            int64_t m, int64_t n, int64_t k, float alpha, const void *a,
+            int64_t lda, int64_t sa, const void *b, int64_t ldb, int64_t sb,
+            float beta, float *c, int64_t ldc, int64_t sc);
+
+} // namespace
+
+// An extent that is not a multiple of 16 bytes' worth of elements (a
+// vocabulary of 50257) keeps cuBLASLt's tensor-core GEMMs off their fast
+// kernels: on an H200, GPT-2's three vocabulary GEMMs took 4.6-5.1 ms each
+// in bf16 and 4.8-6.1 ms in TF32, against 0.79-0.90 and 1.6-1.9 ms with the
+// extent padded to 50304 (bench/gpu_check.py calibrate, 2026-12-04). Padding
+// only the rows' pitch, not the extent, did not help (7.1 ms either way).
+// So a large unbatched tensor-core GEMM (bf16, f16, or f32 with
+// --allow-tf32) with such an extent runs on copies whose odd extents are
+// padded to a multiple of 64 with zeros (the padded part of k adds zero
+// products; the padded rows and columns of C are dropped): A and B are
+// copied in when an extent of theirs is padded, C in (beta != 0) and out.
+// Off with OFLOW_GEMM_PAD=0; the scratch is at most OFLOW_GEMM_PAD_MAX_MB
+// (default 4096) and is sized on an entry's first, uncaptured call: a GEMM
+// that would need more (or more while a CUDA graph is being captured) runs
+// unpadded.
+GemmPadSettings &gemmPadSettings() {
+  static GemmPadSettings settings = [] {
+    GemmPadSettings p;
+    if (const char *v = std::getenv("OFLOW_GEMM_PAD"))
+      p.enabled = std::string(v) != "0";
+    if (const char *v = std::getenv("OFLOW_GEMM_PAD_MAX_MB"))
+      p.maxBytes = static_cast<size_t>(std::strtoull(v, nullptr, 10)) << 20;
+    return p;
+  }();
+  return settings;
+}
+
+namespace {
+
+// A row-major matrix as stored (`rows` rows of `cols` elements, `ld`
+// apart) and the extents its padded copy has.
+struct Stored {
+  const void *data;
+  int64_t rows, cols, ld;
+  int64_t paddedRows, paddedCols;
+  size_t elemBytes;
+  bool padded() const { return paddedRows != rows || paddedCols != cols; }
+  size_t paddedBytes() const {
+    return (static_cast<size_t>(paddedRows) * paddedCols * elemBytes + 255) / 256 * 256;
+  }
+};
+
+// Copies `s` into `dst` (its padded extents, `paddedCols` apart) and zeroes
+// the padding.
+void copyIn(Context &ctx, void *dst, const Stored &s, const char *label) {
+  ProfileScope scope(ctx.stream, label);
+  size_t e = s.elemBytes, pitch = s.paddedCols * e;
+  check(cudaMemcpy2DAsync(dst, pitch, s.data, s.ld * e, s.cols * e, s.rows,
+                          cudaMemcpyDeviceToDevice, ctx.stream),
+        "cudaMemcpy2DAsync (a GEMM operand's padded copy)");
+  char *d = static_cast<char *>(dst);
+  if (s.paddedCols > s.cols)
+    check(cudaMemset2DAsync(d + s.cols * e, pitch, 0, (s.paddedCols - s.cols) * e,
+                            s.rows, ctx.stream),
+          "cudaMemset2DAsync (a GEMM operand's padding)");
+  if (s.paddedRows > s.rows)
+    check(cudaMemsetAsync(d + s.rows * pitch, 0, (s.paddedRows - s.rows) * pitch,
+                          ctx.stream),
+          "cudaMemsetAsync (a GEMM operand's padding)");
+}
+
+bool padOddExtents(Context &ctx, int64_t dtype, int64_t ta, int64_t tb, int64_t m,
+                   int64_t n, int64_t k, float alpha, const void *a, int64_t lda,
+                   const void *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  const GemmPadSettings &settings = gemmPadSettings();
+  if (!settings.enabled || m * n * k < settings.minMacs)
+    return false;
+  // Only the tensor-core paths care: fp32 SGEMM without TF32 ran as fast on
+  // the vocabulary as padded (12.0-12.9 ms either way).
+  if (dtype == OFLOW_DT_F32 && !ctx.allowTf32)
+    return false;
+  size_t abBytes = dtype == OFLOW_DT_F32 ? sizeof(float) : 2;
+  int64_t multiple = static_cast<int64_t>(16 / abBytes);
+  auto pad = [&](int64_t e) { return e % multiple ? (e + 63) / 64 * 64 : e; };
+  int64_t pm = pad(m), pn = pad(n), pk = pad(k);
+  if (pm == m && pn == n && pk == k)
+    return false;
+  Stored sa{a, ta ? k : m, ta ? m : k, lda, ta ? pk : pm, ta ? pm : pk, abBytes};
+  Stored sb{b, tb ? n : k, tb ? k : n, ldb, tb ? pn : pk, tb ? pk : pn, abBytes};
+  Stored sc{c, m, n, ldc, pm, pn, sizeof(float)};
+  size_t bytes = (sa.padded() ? sa.paddedBytes() : 0) +
+                 (sb.padded() ? sb.paddedBytes() : 0) +
+                 (sc.padded() ? sc.paddedBytes() : 0);
+  if (bytes > settings.maxBytes)
+    return false;
+  if (bytes > ctx.gemmScratchBytes) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    check(cudaStreamIsCapturing(ctx.stream, &status), "cudaStreamIsCapturing");
+    if (status != cudaStreamCaptureStatusNone)
+      return false; // no allocation inside a capture
+    void *grown = nullptr;
+    try {
+      grown = allocate(bytes, "the padded GEMM operands' scratch");
+    } catch (const Error &) {
+      return false; // the unpadded GEMM needs no memory
+    }
+    // The old scratch stays allocated until shutdown: a CUDA graph captured
+    // from another entry may still copy through it.
+    if (ctx.gemmScratch)
+      ctx.retiredGemmScratch.emplace_back(ctx.gemmScratch, ctx.gemmScratchBytes);
+    ctx.gemmScratch = grown;
+    ctx.gemmScratchBytes = bytes;
+  }
+  char *next = static_cast<char *>(ctx.gemmScratch);
+  auto place = [&](const Stored &s, int64_t &ld) -> void * {
+    if (!s.padded())
+      return const_cast<void *>(s.data);
+    void *p = next;
+    next += s.paddedBytes();
+    ld = s.paddedCols;
+    return p;
+  };
+  int64_t lda2 = lda, ldb2 = ldb, ldc2 = ldc;
+  void *a2 = place(sa, lda2), *b2 = place(sb, ldb2);
+  float *c2 = static_cast<float *>(place(sc, ldc2));
+  if (sa.padded())
+    copyIn(ctx, a2, sa, "gemm pad A");
+  if (sb.padded())
+    copyIn(ctx, b2, sb, "gemm pad B");
+  if (sc.padded() && beta != 0.0f)
+    copyIn(ctx, c2, sc, "gemm pad C in");
+  matmul(ctx, dtype, 1, ta, tb, pm, pn, pk, alpha, a2, lda2, 0, b2, ldb2, 0, beta,
+         c2, ldc2, 0);
+  if (sc.padded()) {
+    ProfileScope scope(ctx.stream, "gemm pad C out");
+    check(cudaMemcpy2DAsync(c, ldc * sizeof(float), c2, ldc2 * sizeof(float),
+                            n * sizeof(float), m, cudaMemcpyDeviceToDevice, ctx.stream),
+          "cudaMemcpy2DAsync (a GEMM result's padded copy)");
+  }
+  return true;
+}
+
 // dtype: of A and B (OFLOW_DT_F32, _BF16 or _F16); C is always f32.
 void gemm(int64_t dtype, int64_t batch, int64_t ta, int64_t tb, int64_t m,
           int64_t n, int64_t k, float alpha, const void *a, int64_t lda,
@@ -195,6 +336,18 @@ void gemm(int64_t dtype, int64_t batch, int64_t ta, int64_t tb, int64_t m,
   if (batch > INT32_MAX)
     fatal(std::string(caller) + "_batched: batch " + std::to_string(batch) +
           " exceeds cuBLASLt's limit");
+  if (batch == 1 && padOddExtents(ctx, dtype, ta, tb, m, n, k, alpha, a, lda, b,
+                                  ldb, beta, c, ldc))
+    return;
+  matmul(ctx, dtype, batch, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta,
+         c, ldc, sc);
+}
+
+void matmul(Context &ctx, int64_t dtype, int64_t batch, int64_t ta, int64_t tb,
+            int64_t m, int64_t n, int64_t k, float alpha, const void *a,
+            int64_t lda, int64_t sa, const void *b, int64_t ldb, int64_t sb,
+            float beta, float *c, int64_t ldc, int64_t sc) {
+  bool lowp = dtype != OFLOW_DT_F32;
   size_t abBytes = lowp ? 2 : sizeof(float);
   Key key = {ta != 0, tb != 0, m, n, k, lda, ldb, ldc, batch,
              batch > 1 ? sa : 0, batch > 1 ? sb : 0, batch > 1 ? sc : 0,

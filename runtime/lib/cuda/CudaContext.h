@@ -44,6 +44,11 @@ struct Context {
   // Device scratch for packing collectives' layouts; grows, never shrinks.
   void *scratch = nullptr;
   size_t scratchBytes = 0;
+  // Scratch for GEMM operands copied into 16-byte-aligned row pitches
+  // (CudaBlas.cpp); grows on uncaptured calls, never shrinks.
+  void *gemmScratch = nullptr;
+  size_t gemmScratchBytes = 0;
+  std::vector<std::pair<void *, size_t>> retiredGemmScratch;
   // Bytes the runtime holds through cudaMalloc (and mgpuMemAlloc), and the peak.
   int64_t liveBytes = 0, peakBytes = 0;
 
@@ -80,6 +85,17 @@ void require(cudaError_t e, const char *call);
 /// oflow_rt::Error when the GPU is out of memory.
 void *allocate(size_t bytes, const char *what);
 void release(void *p, size_t bytes);
+
+/// When tensor-core GEMMs run on copies with odd extents padded to a
+/// multiple of 64 (CudaBlas.cpp): OFLOW_GEMM_PAD=0 turns it off,
+/// OFLOW_GEMM_PAD_MAX_MB bounds the scratch; tests lower minMacs to pad
+/// small GEMMs too.
+struct GemmPadSettings {
+  bool enabled = true;
+  size_t maxBytes = size_t(4096) << 20;
+  int64_t minMacs = int64_t(1) << 30; ///< m n k at least this
+};
+GemmPadSettings &gemmPadSettings();
 
 /// GraphReplay's backend on `stream`: capture, instantiate, launch.
 std::unique_ptr<GraphBackend> cudaGraphs(cudaStream_t stream);

@@ -336,6 +336,9 @@ CudaDevice::~CudaDevice() {
     cublasLtDestroy(ctx.lt);
   release(ctx.workspace, ctx.workspaceBytes);
   release(ctx.scratch, ctx.scratchBytes);
+  release(ctx.gemmScratch, ctx.gemmScratchBytes);
+  for (auto [p, bytes] : ctx.retiredGemmScratch)
+    release(p, bytes);
   release(state.allocated, state.size);
   release(io.allocated, io.size);
   release(arena.allocated, arena.size);

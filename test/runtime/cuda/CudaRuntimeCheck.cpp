@@ -11,7 +11,8 @@
 //     mgpuMemAlloc/Memset32/Memcpy/MemFree,
 //   - oflow_rt_sgemm / _batched against a CPU reference (every
 //     transposition, leading dims > minimal, alpha/beta, misaligned
-//     pointers, strided batches, k = 0, TF32),
+//     pointers, strided batches, k = 0, TF32; then again with every
+//     odd-sized tensor-core GEMM run on zero-padded copies),
 //   - oflow_rt_gemm_lowp / _batched with bf16 and f16 A/B (the same cases,
 //     2-byte misaligned A, a reference in double from the same 16-bit
 //     values, error within 1e-4 of |alpha| sum |a b| + |beta c|),
@@ -613,6 +614,18 @@ int main(int argc, char **argv) {
       checkGemm(true);
       checkGemmLowp(OFLOW_DT_BF16);
       checkGemmLowp(OFLOW_DT_F16);
+      // The same cases again with every unbatched tensor-core GEMM (TF32,
+      // bf16, f16) whose extents are odd run on zero-padded copies, as the
+      // vocabulary's large GEMMs are: the copies in and out must keep the
+      // numbers and leave the bytes between rows alone.
+      cuda::GemmPadSettings saved = cuda::gemmPadSettings();
+      cuda::gemmPadSettings().minMacs = 1;
+      std::printf("padded extents (every odd-sized tensor-core GEMM):\n");
+      checkGemm(false);
+      checkGemm(true);
+      checkGemmLowp(OFLOW_DT_BF16);
+      checkGemmLowp(OFLOW_DT_F16);
+      cuda::gemmPadSettings() = saved;
     }
     cuda::Context &ctx = cuda::context("check");
     if (world == 1) {
