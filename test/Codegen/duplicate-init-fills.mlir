@@ -45,3 +45,57 @@ func.func @single(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %0 = linalg.matmul ins(%a, %a : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }
+
+// A fill separated from its one destination (here by the bf16 rounding of
+// the GEMM's operands, as --precision bf16 places it) moves, with its
+// tensor.empty, to just before the GEMM, where oflow-linalg-to-blas takes it
+// as beta = 0 instead of a separate fill kernel and a GEMM that reads C.
+// CHECK-LABEL: func.func @sink_to_gemm
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0
+// CHECK: linalg.yield
+// CHECK-NEXT: } -> tensor<4x4xbf16>
+// CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<4x4xf32>
+// CHECK-NEXT: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<4x4xf32>)
+// CHECK-NEXT: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x4xbf16>, tensor<4x4xbf16>) outs(%[[F]] : tensor<4x4xf32>)
+#id = affine_map<(i, j) -> (i, j)>
+func.func @sink_to_gemm(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %eb = tensor.empty() : tensor<4x4xbf16>
+  %ab = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x4xf32>) outs(%eb : tensor<4x4xbf16>) {
+  ^bb0(%x: f32, %y: bf16):
+    %r = arith.truncf %x : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x4xbf16>
+  %bb = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<4x4xf32>) outs(%eb : tensor<4x4xbf16>) {
+  ^bb0(%x: f32, %y: bf16):
+    %r = arith.truncf %x : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x4xbf16>
+  %0 = linalg.matmul ins(%ab, %bb : tensor<4x4xbf16>, tensor<4x4xbf16>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// A destination inside a loop: the fill stays outside (moving it in would
+// fill once per iteration).
+// CHECK-LABEL: func.func @loop_stays
+// CHECK: linalg.fill
+// CHECK-NEXT: scf.for
+func.func @loop_stays(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %e = tensor.empty() : tensor<4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%acc = %a) -> tensor<4x4xf32> {
+    %m = linalg.matmul ins(%acc, %acc : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+    scf.yield %m : tensor<4x4xf32>
+  }
+  return %r : tensor<4x4xf32>
+}

@@ -6,7 +6,9 @@
 // a fill plus one copy per use, instead of a fill per use. Giving each
 // destination its own fill (on its own tensor.empty, which CSE then no
 // longer sees as one value once bufferized) lets bufferization fill each
-// destination in place. Bare tensor.empty destinations get one each too.
+// destination in place, and each fill moves to just before its destination,
+// where a GEMM takes it as beta = 0. Bare tensor.empty destinations get one
+// each too.
 //
 //===----------------------------------------------------------------------===//
 #include "oflow/Codegen/Passes.h"
@@ -31,6 +33,24 @@ bool isInit(OpOperand &use) {
   return dps && dps.isDpsInit(&use);
 }
 
+/// Moves a fill whose one use is a destination (and its own tensor.empty)
+/// to just before that op: what runs between them (the bf16 rounding of a
+/// GEMM's operands, other layers) would otherwise keep the GEMM from
+/// taking the zero fill as beta = 0 (oflow-linalg-to-blas), and the fill
+/// would be a kernel of its own writing the whole output once more.
+void sinkToSoleInit(linalg::FillOp fill, tensor::EmptyOp empty) {
+  Value filled = fill->getResult(0);
+  if (!filled.hasOneUse() || !isInit(*filled.getUses().begin()))
+    return;
+  Operation *owner = filled.getUses().begin()->getOwner();
+  if (owner->getBlock() != fill->getBlock() || fill->getNextNode() == owner)
+    return;
+  fill->moveBefore(owner);
+  if (empty && empty->hasOneUse() && empty->getBlock() == fill->getBlock() &&
+      empty->getNumOperands() == 0)
+    empty->moveBefore(fill);
+}
+
 struct DuplicateInitFillsPass
     : impl::DuplicateInitFillsBase<DuplicateInitFillsPass> {
   void runOnOperation() override {
@@ -39,7 +59,7 @@ struct DuplicateInitFillsPass
     getOperation().walk([&](Operation *op) {
       order[op] = order.size();
       auto fill = dyn_cast<linalg::FillOp>(op);
-      if (fill && fill.hasPureTensorSemantics() && !fill->getResult(0).hasOneUse())
+      if (fill && fill.hasPureTensorSemantics())
         fills.push_back(fill);
     });
     for (linalg::FillOp fill : fills) {
@@ -63,6 +83,7 @@ struct DuplicateInitFillsPass
         Operation *copy = b.clone(*fill, mapping);
         use->set(copy->getResult(0));
       }
+      sinkToSoleInit(fill, empty);
     }
     // Bare tensor.empty destinations: CSE merges those of one type into one
     // value, and one-shot bufferization's analysis compares every pair of
