@@ -99,3 +99,13 @@ func.func @loop_stays(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
   }
   return %r : tensor<4x4xf32>
 }
+
+// A fill nothing uses is left alone.
+// CHECK-LABEL: func.func @unused_fill
+// CHECK: linalg.fill
+func.func @unused_fill() {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}

@@ -72,7 +72,7 @@ struct DuplicateInitFillsPass
         return order.lookup(a->getOwner()) < order.lookup(b->getOwner());
       });
       // The first destination keeps the original when nothing else reads it.
-      if (inits.size() == llvm::range_size(filled.getUses()))
+      if (!inits.empty() && inits.size() == llvm::range_size(filled.getUses()))
         inits.erase(inits.begin());
       auto empty = fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
       for (OpOperand *use : inits) {

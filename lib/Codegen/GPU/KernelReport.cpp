@@ -865,13 +865,14 @@ std::optional<KernelCost> gemmCost(func::CallOp call, const DeviceProfile &d) {
   // The runtime runs a large unbatched tensor-core GEMM with an extent that
   // is not a multiple of 8 (16 bytes of bf16/fp16) on copies padded to a
   // multiple of 64 (CudaBlas.cpp): each operand with such an extent is read
-  // and written once more (C twice when beta != 0), and the product runs at
-  // the padded shape's rate. (f32 GEMMs are priced without TF32, which the
+  // and written once more (C twice when beta != 0), and the product takes
+  // the padded shape's measured time where the profile has one (else the
+  // rate over the unpadded FLOPs, which are within a percent). (f32 GEMMs are priced without TF32, which the
   // runtime's --allow-tf32 decides: never padded.)
   auto padded = [&](int64_t e) { return e % 8 ? (e + 63) / 64 * 64 : e; };
   double copyBytes = 0;
   int64_t pm = *m, pn = *n, pk = *kk;
-  if (lowp && !batched && *m * *n * *kk >= kGemmPadMinMacs) {
+  if (lowp && batch == 1 && *m * *n * *kk >= kGemmPadMinMacs) {
     pm = padded(*m), pn = padded(*n), pk = padded(*kk);
     if (pm != *m || pk != *kk)
       copyBytes += 2 * M * K * ab;
