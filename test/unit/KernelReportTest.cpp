@@ -446,7 +446,11 @@ TEST(KernelReportGemmTest, UnalignedRowsArePaddedAndPriced) {
   EXPECT_DOUBLE_EQ(calls[0].hbmBytes, (M * K + K * N) * 2 + M * N * 4 + copies);
   double launch = h200.graphLaunchSeconds;
   EXPECT_NEAR(calls[0].seconds, 2 * M * N * K / 650e12 + copies / 4.3e12 + launch, 1e-9);
+  // The GEMM, B's copy and the memset of its 47 padded rows, C's copy out.
+  EXPECT_EQ(calls[0].nodes, 4);
+  EXPECT_EQ(entries[0].nodes, 4 + 3);
   EXPECT_EQ(calls[1].strategy, "bf16 8192x50304x768");
+  EXPECT_EQ(calls[1].nodes, 1);
   EXPECT_EQ(calls[2].strategy, "bf16 64x65x64");
   EXPECT_EQ(calls[3].strategy, "bf16 64x 8192x50257x768");
 

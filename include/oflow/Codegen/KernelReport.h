@@ -54,6 +54,9 @@ struct KernelCost {
   /// A fused launch's former kernels (oflow-fuse-launches): the threads and
   /// the longest chain of dependent loads of each. Empty for other kernels.
   std::vector<std::pair<double, double>> segments;
+  /// What the profiler records for it: 1, or for a GEMM the runtime pads,
+  /// the GEMM plus its copies and memsets (nodes of the CUDA graph).
+  int64_t nodes = 1;
   double seconds = 0;  ///< predicted, launch included
   std::string bound;   ///< memory | compute | latency | launch
   int64_t threads() const {
@@ -66,6 +69,8 @@ struct EntryReport {
   std::vector<KernelCost> launches;
   double hbmBytes = 0, flops = 0, seconds = 0;
   int64_t generated = 0, library = 0;
+  /// Launches and graph nodes in all (padded GEMMs' copies and memsets too).
+  int64_t nodes = 0;
   /// Kernels and memsets launched only with --check-memory (poisoning dead
   /// buffers): not in `launches` nor in the totals.
   int64_t checkingOnly = 0;

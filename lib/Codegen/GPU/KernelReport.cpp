@@ -874,12 +874,26 @@ std::optional<KernelCost> gemmCost(func::CallOp call, const DeviceProfile &d) {
   int64_t pm = *m, pn = *n, pk = *kk;
   if (lowp && batch == 1 && *m * *n * *kk >= kGemmPadMinMacs) {
     pm = padded(*m), pn = padded(*n), pk = padded(*kk);
-    if (pm != *m || pk != *kk)
+    // A copied operand is one memcpy, plus a memset for its padded columns
+    // and one for its padded rows (as stored: transposed or not).
+    auto copyIn = [&](bool rowsPadded, bool colsPadded) {
+      k.nodes += 1 + (rowsPadded ? 1 : 0) + (colsPadded ? 1 : 0);
+    };
+    int64_t ta = arg(first).value_or(0), tb = arg(first + 1).value_or(0);
+    if (pm != *m || pk != *kk) {
       copyBytes += 2 * M * K * ab;
-    if (pk != *kk || pn != *n)
+      copyIn(ta ? pk != *kk : pm != *m, ta ? pm != *m : pk != *kk);
+    }
+    if (pk != *kk || pn != *n) {
       copyBytes += 2 * K * N * ab;
-    if (pm != *m || pn != *n)
+      copyIn(tb ? pn != *n : pk != *kk, tb ? pk != *kk : pn != *n);
+    }
+    if (pm != *m || pn != *n) {
       copyBytes += (beta != 0 ? 4 : 2) * M * N * 4;
+      if (beta != 0)
+        copyIn(pm != *m, pn != *n);
+      k.nodes += 1; // C copied out
+    }
   }
   if (copyBytes > 0) {
     k.strategy += " +pad";
@@ -1031,6 +1045,7 @@ std::vector<EntryReport> analyzeProgram(ModuleOp module, const DeviceProfile &de
       e.hbmBytes += cost->hbmBytes;
       e.flops += cost->flops;
       e.seconds += cost->seconds;
+      e.nodes += cost->nodes;
       e.launches.push_back(std::move(*cost));
     });
     if (!e.launches.empty())
@@ -1066,10 +1081,12 @@ std::string formatKernelReport(const std::vector<EntryReport> &entries,
                       microseconds(device.launchSeconds));
   for (const EntryReport &e : entries) {
     os << llvm::formatv("\nentry {0}: {1} launches ({2} generated kernels, {3} "
-                        "library calls), {4} HBM, {5}, predicted {6} us",
-                        e.entry, e.launches.size(), e.generated, e.library,
-                        human(e.hbmBytes, "B"), human(e.flops, "FLOP"),
-                        microseconds(e.seconds));
+                        "library calls",
+                        e.entry, e.nodes, e.generated, e.library);
+    if (int64_t copies = e.nodes - static_cast<int64_t>(e.launches.size()))
+      os << llvm::formatv(", {0} copies and memsets of padded GEMMs", copies);
+    os << llvm::formatv("), {0} HBM, {1}, predicted {2} us", human(e.hbmBytes, "B"),
+                        human(e.flops, "FLOP"), microseconds(e.seconds));
     os << (e.cudaGraph ? llvm::formatv(", replayed from a CUDA graph ({0} us per launch)",
                                        microseconds(device.graphLaunchSeconds))
                              .str()
@@ -1118,11 +1135,13 @@ std::string kernelReportJson(const std::vector<EntryReport> &entries,
           {"hbm_bytes", k.hbmBytes},
           {"load_chain", k.loadChain},
           {"bound", k.bound},
+          {"nodes", k.nodes},
           {"predicted_s", k.seconds}});
     list.push_back(llvm::json::Object{{"entry", e.entry},
                                       {"generated_kernels", e.generated},
                                       {"checking_mode_kernels", e.checkingOnly},
                                       {"library_calls", e.library},
+                                      {"nodes", e.nodes},
                                       {"cuda_graph", e.cudaGraph},
                                       {"hbm_bytes", e.hbmBytes},
                                       {"flops", e.flops},
