@@ -187,11 +187,15 @@ LogicalResult OFlowDialect::verifyRegionArgAttribute(Operation *op,
                                                      unsigned regionIndex,
                                                      unsigned argIndex,
                                                      NamedAttribute attr) {
+  // A function's argument types come from its type: its body may not have
+  // been checked against it yet (a body with fewer arguments than the type,
+  // found by fuzzing, reached past the block's arguments).
   Region &region = op->getRegion(regionIndex);
-  Type type = region.empty() ? Type()
-                             : region.front().getArgument(argIndex).getType();
+  Type type;
   if (auto fn = dyn_cast<FunctionOpInterface>(op))
     type = fn.getArgumentTypes()[argIndex];
+  else if (!region.empty() && argIndex < region.front().getNumArguments())
+    type = region.front().getArgument(argIndex).getType();
   return verifyValueAttr(op, attr, type, "argument #" + Twine(argIndex));
 }
 

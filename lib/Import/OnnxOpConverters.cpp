@@ -14,6 +14,7 @@
 #include "llvm/Support/xxhash.h"
 
 #include <cstring>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::oflow;
@@ -620,6 +621,8 @@ LogicalResult convertReshape(Ctx &c) {
     }
     if (d < 0)
       return c.unsupported("invalid target dimension " + Twine(d));
+    if (d != 0 && known > std::numeric_limits<int64_t>::max() / d)
+      return c.unsupported("the target shape has more than 2^63 elements");
     dims.push_back(d);
     known *= d;
   }

@@ -121,6 +121,18 @@ module attributes {oflow.mesh = #oflow.mesh<2x4>} {
 
 // -----
 
+// A body with fewer arguments than the function's type (found by fuzzing:
+// the attribute's check read past the block's arguments): the attribute is
+// checked against the type, and the function's own verifier names the rest.
+module attributes {oflow.mesh = #oflow.mesh<2x4>} {
+  // expected-error @below {{argument #0: nd-SBP [B, S(2)] on mesh axis 1 splits axis 2 of a rank-2 tensor}}
+  func.func @body_without_arguments(tensor<8x8xf32> {oflow.sbp = #oflow.nd_sbp<[B, S(2)]>}) {
+    return
+  }
+}
+
+// -----
+
 module attributes {oflow.mesh = #oflow.mesh<2x4, names = [node, gpu]>} {
   // expected-error @below {{argument #0: nd-SBP [S(0), S(1)]: tensor axis 1 (size 6) is not divisible by the size 4 of mesh axis 1 (gpu)}}
   func.func @not_divisible(%x: tensor<8x6xf32> {oflow.sbp = #oflow.nd_sbp<[S(0), S(1)]>}) {
