@@ -14,6 +14,14 @@ shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build-fuzz
 . "$root/bench/fuzz_harnesses.sh"
+# The sanitizer and libFuzzer runtimes are not in the build's package set
+# (CI only replays the corpus on the normal build).
+if ! ls /usr/lib/llvm-22/lib/clang/22/lib/linux/libclang_rt.asan-x86_64.a \
+        /usr/lib/llvm-22/lib/clang/22/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
+  echo "bench/fuzz.sh: needs clang 22's sanitizer and libFuzzer runtimes:" \
+       "apt-get install -y libclang-rt-22-dev libfuzzer-22-dev" >&2
+  exit 1
+fi
 harnesses=${*:-$all_harnesses}
 build_harnesses "$root" "$build" OFLOW_FUZZ "$(nproc)" $harnesses
 
