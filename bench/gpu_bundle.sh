@@ -22,6 +22,7 @@
 # What it writes:
 #   bin/{mlp,cnn,gpt}      the examples' training executables (AdamW, the e2e tests' lr)
 #   bin/gpt2s[-bf16]       GPT-2 small (124M), weights read at start (--weights, not carried)
+#   bin/gpt2s-bf16-unfused the bf16 one compiled with --no-fused-attention (CUDA target)
 #   ref/<ex>.cpu.jsonl     the CPU target's loss trajectories on the shipped data
 #   gpt2s/gpt2s.onnx       the GPT-2 graph; its initializers point at external data that is
 #                          NOT in the bundle: gpu_check regenerates it (examples/gpt2s/weights.py)
@@ -157,6 +158,16 @@ else
       GPT2_BUILT+=("gpt2s-bf16:bf16:$BF16_FLAGS")
       # shellcheck disable=SC2086
       kernels_report bf16 $BF16_FLAGS
+      # The same with attention unfused: what the fused kernels gain
+      # (gpu_check's gpt2-oflow-bf16-unfused part). Not an executable of
+      # the bundle's table of precisions: the check runs it when present.
+      if [ "$TARGET" = cuda ] && "$COMPILER" --help 2>&1 | grep -q -- '--no-fused-attention'; then
+        log "gpt2s: compile --target $TARGET $BF16_FLAGS --no-fused-attention"
+        # shellcheck disable=SC2086
+        "$COMPILER" "$WORK/gpt2s/gpt2s.onnx" --target "$TARGET" -q "${g2flags[@]}" $BF16_FLAGS \
+          --no-fused-attention -o "$OUT/bin/gpt2s-bf16-unfused" 2>"$WORK/bf16-unfused.err" ||
+          echo "  unfused bf16 compile failed: $(head -c 300 "$WORK/bf16-unfused.err")"
+      fi
     else
       echo "  bf16 compile failed (its rows will be n/a): $(head -c 300 "$WORK/bf16.err")"
       echo "$(head -c 300 "$WORK/bf16.err")" >"$OUT/gpt2s/bf16.unsupported"

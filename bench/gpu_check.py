@@ -416,8 +416,9 @@ def cmd_gpt2_oflow(a):
     for name, path in g["data"].items():
         args += ["--data", "%s=%s" % (name, os.path.join(a.bundle, path))]
     t = time.time()
+    label = a.name or a.precision  # e.g. bf16-unfused: another executable, same precision
     recs, err = run_oflow(os.path.join(a.bundle, a.exe), args,
-                          os.path.join(a.res, "gpt2-oflow-%s.jsonl" % a.precision), a.timeout)
+                          os.path.join(a.res, "gpt2-oflow-%s.jsonl" % label), a.timeout)
     res["wall_s"] = time.time() - t
     if err:
         res["error"] = err
@@ -431,7 +432,7 @@ def cmd_gpt2_oflow(a):
         res["device_bytes"] = device_bytes(recs)
         print("  losses %s" % " ".join("%.4f" % x for x in res["losses"]))
         print("  step times (ms) %s" % " ".join("%.1f" % (1e3 * x) for x in res["step_times_s"]))
-    write_result(a.res, "gpt2-oflow-" + a.precision, res)
+    write_result(a.res, "gpt2-oflow-" + label, res)
     return 1 if err else 0
 
 
@@ -457,6 +458,9 @@ def parse_profile(text):
 
 def launch_key(launch):
     """A report line's key: a generated kernel by name, a GEMM by precision and shape."""
+    if launch.get("strategy", "").startswith("attention "):
+        # The fused attention's calls: the report's strategy is the profile's label.
+        return ("attention", launch["strategy"])
     if launch.get("kind") == "gemm":
         m = GEMM_STRATEGY.match(launch.get("strategy", ""))
         if not m:
@@ -468,6 +472,8 @@ def launch_key(launch):
 
 def label_key(label):
     """A profile label's key (see launch_key)."""
+    if label.startswith("attention "):
+        return ("attention", label)
     m = GEMM_LABEL.match(label)
     if m:
         prec, mm, nn, kk, batch = m.groups()
@@ -502,7 +508,7 @@ def kernels_vs_profile(report, rows, steps, entry="oflow_train_step"):
     out = []
     for key in set(pred) | set(meas):
         p, m = pred.get(key, {}), meas.get(key, {})
-        name = key[1] if key[0] == "kernel" else "gemm %s %dx%dx%d%s" % (
+        name = key[1] if key[0] in ("kernel", "attention") else "gemm %s %dx%dx%d%s" % (
             key[1], key[2], key[3], key[4], " x%d" % key[5] if key[5] > 1 else "")
         ps, ms_ = p.get("predicted_s"), m.get("measured_s")
         ratio = ms_ / ps if ps and ms_ is not None else None
@@ -955,6 +961,12 @@ def cmd_report(a):
                 r = {"unsupported": why or "no executable in the bundle"}
             rows.append(("oflow", {"fp32": "fp32 (TF32 off; MFU vs tf32 peak)",
                                    "tf32": "tf32 (--allow-tf32)"}.get(prec, prec), prec, name, r))
+        # The bf16 executable compiled with --no-fused-attention, where the
+        # bundle has one: what the fused attention kernels gain.
+        unfused = read_result(res, "gpt2-oflow-bf16-unfused")
+        if unfused:
+            rows.append(("oflow", "bf16, --no-fused-attention", "bf16",
+                         "gpt2-oflow-bf16-unfused", unfused))
         for mode in ("eager-fp32", "eager-tf32", "compile-tf32", "eager-bf16", "compile-bf16"):
             kind, prec = mode.split("-")
             name = "gpt2-torch-" + mode

@@ -16,7 +16,8 @@
 # Parts, in this order, each under `timeout`, each writing its own result:
 #   env, ldd, runtime-check, example mlp|cnn|gpt, gpt2-weights, gpt2-profile (fp32:
 #   per-kernel GPU times against the bundle's --emit=kernels-json predictions),
-#   gpt2-oflow fp32, gpt2-oflow tf32 (the fp32 executable with --allow-tf32), gpt2-profile-bf16, gpt2-oflow bf16, calibrate (bandwidth and
+#   gpt2-oflow fp32, gpt2-oflow tf32 (the fp32 executable with --allow-tf32), gpt2-profile-bf16, gpt2-oflow bf16,
+#   gpt2-oflow-bf16-unfused (bin/gpt2s-bf16-unfused, --no-fused-attention, when bundled), calibrate (bandwidth and
 #   GEMM rates, written as $OUT/calibrated-profile.json),
 #   gpt2-torch eager (fp32 with TF32 off, tf32, bf16),
 #   gpt2-torch compile-tf32, gpt2-torch compile-bf16, then the report.
@@ -178,6 +179,11 @@ if has_exe gpt2s-bf16 && ((PROFILE)); then
 fi
 if has_exe gpt2s-bf16; then
   part gpt2-oflow-bf16 "$G2T" 20 "$PY" "${C[@]}" gpt2-oflow --exe bin/gpt2s-bf16 --precision bf16 \
+    --weights "$W/gpt2s.onnx" --steps "$G2STEPS" --warmup "$G2WARM" --timeout "$((G2T - 5))"
+fi
+if has_exe gpt2s-bf16-unfused; then
+  part gpt2-oflow-bf16-unfused "$G2T" 20 "$PY" "${C[@]}" gpt2-oflow bf16-unfused \
+    --exe bin/gpt2s-bf16-unfused --precision bf16 \
     --weights "$W/gpt2s.onnx" --steps "$G2STEPS" --warmup "$G2WARM" --timeout "$((G2T - 5))"
 fi
 part calibrate 60 15 "$PY" "${C[@]}" calibrate

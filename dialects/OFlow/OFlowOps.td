@@ -289,6 +289,37 @@ class OFlow_SoftmaxLikeOp<string mnemonic, string doc>
 def OFlow_SoftmaxOp : OFlow_SoftmaxLikeOp<"softmax", "softmax">;
 def OFlow_LogSoftmaxOp : OFlow_SoftmaxLikeOp<"log_softmax", "log-softmax">;
 
+def OFlow_AttentionOp : OFlow_InferOp<"attention", [OFlow_Sbp]> {
+  let summary = "fused scaled-dot-product attention: softmax(q k^T * scale) v";
+  let description = [{
+    `query` [..., Tq, D], `key` and `value` [..., Tk, D], with the same
+    leading (batch, head) dims. With `causal`, query i attends to keys
+    j <= i only (Tq == Tk), as a lower-triangular mask does. `output` is
+    [..., Tq, D]; `logsumexp` [..., Tq] is the natural log of each query
+    row's softmax denominator of the scaled scores, which the backward op
+    reuses to recompute the probabilities instead of storing them.
+
+    Mixed precision as a GEMM under `--precision`: both products read their
+    operands (q, k, v, and the probabilities) rounded to `operand_type`
+    (bf16 or f16) and accumulate in f32; the softmax is f32. The scores are
+    never materialized (the runtime's `oflow_rt_attention_fwd`).
+    oflow-fuse-attention creates it from matmul, scale, causal mask,
+    softmax, matmul.
+
+    ```mlir
+    %o, %lse = oflow.attention %q, %k, %v {causal, operand_type = bf16, scale = 1.250000e-01 : f32}
+        : (tensor<8x12x1024x64xf32>, tensor<8x12x1024x64xf32>, tensor<8x12x1024x64xf32>)
+        -> (tensor<8x12x1024x64xf32>, tensor<8x12x1024xf32>)
+    ```
+  }];
+  let arguments = (ins OFlow_FloatTensor:$query, OFlow_FloatTensor:$key,
+                       OFlow_FloatTensor:$value, F32Attr:$scale,
+                       UnitAttr:$causal, TypeAttr:$operand_type);
+  let results = (outs OFlow_FloatTensor:$output, OFlow_FloatTensor:$logsumexp);
+  let assemblyFormat = "$query `,` $key `,` $value attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
 def OFlow_LayerNormOp : OFlow_InferOp<"layer_norm", [OFlow_Sbp]> {
   let summary = "layer normalization over the axes from `axis` on";
   let description = [{

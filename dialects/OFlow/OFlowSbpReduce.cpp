@@ -60,6 +60,30 @@ SmallVector<SbpSignature> LogSoftmaxOp::getSbpCandidates(int64_t) {
   return softmaxLike(getContext(), rank, getAxis() < 0 ? getAxis() + rank : getAxis());
 }
 
+/// Attention works per (batch, head) row block: every operand and result
+/// split alike on one leading axis, or all whole. `operands` and `results`
+/// count the tensors; the logsumexp-shaped ones share the leading axes.
+static SmallVector<SbpSignature> attentionLike(MLIRContext *ctx, int64_t rank,
+                                               unsigned operands,
+                                               unsigned results) {
+  auto all = [&](SbpAttr sbp) {
+    return SbpSignature{SmallVector<SbpAttr>(operands, sbp),
+                        SmallVector<SbpAttr>(results, sbp), ""};
+  };
+  SmallVector<SbpSignature> sigs{all(sbpB(ctx))};
+  for (int64_t axis = 0; axis + 2 < rank; ++axis)
+    sigs.push_back(all(sbpS(ctx, axis)));
+  return sigs;
+}
+
+SmallVector<SbpSignature> AttentionOp::getSbpCandidates(int64_t) {
+  return attentionLike(getContext(), shapeOf(getQuery()).size(), 3, 2);
+}
+
+SmallVector<SbpSignature> AttentionBackwardOp::getSbpCandidates(int64_t) {
+  return attentionLike(getContext(), shapeOf(getQuery()).size(), 6, 3);
+}
+
 SmallVector<SbpSignature> LayerNormOp::getSbpCandidates(int64_t) {
   // Normalizes the axes from `axis` on; scale and bias cover exactly those.
   MLIRContext *ctx = getContext();

@@ -12,6 +12,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::oflow;
 
@@ -357,6 +359,85 @@ static LogicalResult inferSoftmax(std::optional<Location> loc,
   return success();
 }
 OFLOW_INFER(SoftmaxOp) { return inferSoftmax<SoftmaxOp>(loc, adaptor, types); }
+
+/// Attention's operands: query [..., Tq, D], key and value [..., Tk, D] with
+/// the same leading dims (a rank below 2 or other shapes are rejected by
+/// name), f32, and the attributes the runtime accepts. Pushes nothing.
+template <typename OpT>
+static LogicalResult checkAttention(std::optional<Location> loc,
+                                    typename OpT::Adaptor adaptor) {
+  Failer<OpT> fail{loc};
+  auto q = tensorType(adaptor.getQuery()), k = tensorType(adaptor.getKey()),
+       v = tensorType(adaptor.getValue());
+  for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"query", q},
+                         {"key", k},
+                         {"value", v}}) {
+    if (t.getRank() < 2)
+      return fail(name, " must have rank >= 2 ([..., T, D]), got ",
+                  shapeStr(t.getShape()));
+    if (!t.getElementType().isF32())
+      return fail(name, " must be f32, got ", t.getElementType());
+  }
+  if (k.getShape() != v.getShape())
+    return fail("key ", shapeStr(k.getShape()), " and value ",
+                shapeStr(v.getShape()), " must have the same shape");
+  int64_t rank = q.getRank();
+  if (k.getRank() != rank || q.getShape().drop_back(2) != k.getShape().drop_back(2) ||
+      q.getShape().back() != k.getShape().back())
+    return fail("query ", shapeStr(q.getShape()), " and key ",
+                shapeStr(k.getShape()),
+                " must share the leading dims and the last (head) dim");
+  auto causal = inherentAttr<UnitAttr>(adaptor, adaptor.getProperties().causal,
+                                       "causal");
+  if (causal && q.getDimSize(rank - 2) != k.getDimSize(rank - 2))
+    return fail("causal attention needs as many queries as keys, got ",
+                q.getDimSize(rank - 2), " and ", k.getDimSize(rank - 2));
+  auto operandType = inherentAttr<TypeAttr>(
+      adaptor, adaptor.getProperties().operand_type, "operand_type");
+  if (!operandType)
+    return fail("requires attribute 'operand_type'");
+  if (!isa<BFloat16Type, Float16Type>(operandType.getValue()))
+    return fail("operand_type must be bf16 or f16, got ", operandType.getValue());
+  auto scale =
+      inherentAttr<FloatAttr>(adaptor, adaptor.getProperties().scale, "scale");
+  if (!scale)
+    return fail("requires attribute 'scale'");
+  if (!std::isfinite(scale.getValueAsDouble()))
+    return fail("scale must be finite");
+  return success();
+}
+
+/// The logsumexp's type: the query's without its head dim.
+static RankedTensorType rowStatisticsType(RankedTensorType query) {
+  return RankedTensorType::get(query.getShape().drop_back(),
+                               query.getElementType());
+}
+
+OFLOW_INFER(AttentionOp) {
+  if (failed(checkAttention<AttentionOp>(loc, adaptor)))
+    return failure();
+  auto q = tensorType(adaptor.getQuery());
+  types.push_back(q);
+  types.push_back(rowStatisticsType(q));
+  return success();
+}
+
+OFLOW_INFER(AttentionBackwardOp) {
+  Failer<AttentionBackwardOp> fail{loc};
+  if (failed(checkAttention<AttentionBackwardOp>(loc, adaptor)))
+    return failure();
+  auto q = tensorType(adaptor.getQuery());
+  if (tensorType(adaptor.getOutput()) != q ||
+      tensorType(adaptor.getGradOutput()) != q)
+    return fail("output and grad_output must have the query's type ", q);
+  if (tensorType(adaptor.getLogsumexp()) != rowStatisticsType(q))
+    return fail("logsumexp must be ", rowStatisticsType(q), ", got ",
+                adaptor.getLogsumexp().getType());
+  types.push_back(q);
+  types.push_back(adaptor.getKey().getType());
+  types.push_back(adaptor.getValue().getType());
+  return success();
+}
 OFLOW_INFER(LogSoftmaxOp) {
   return inferSoftmax<LogSoftmaxOp>(loc, adaptor, types);
 }

@@ -189,6 +189,33 @@ def OFlow_SliceBackwardOp : OFlow_InferOp<"slice_backward", [OFlow_Sbp]> {
   let assemblyFormat = "$grad_output attr-dict `:` functional-type(operands, results)";
 }
 
+def OFlow_AttentionBackwardOp : OFlow_InferOp<"attention_backward", [OFlow_Sbp]> {
+  let summary = "gradients of oflow.attention with respect to query, key and value";
+  let description = [{
+    The forward op's operands, its `output` and `logsumexp`, and the
+    output's gradient; attributes as on `oflow.attention`. The
+    probabilities are recomputed from `logsumexp` (FlashAttention-2's
+    backward pass), with the same operand rounding as the forward op.
+
+    ```mlir
+    %dq, %dk, %dv = oflow.attention_backward %q, %k, %v, %o, %lse, %do
+        {causal, operand_type = bf16, scale = 1.250000e-01 : f32}
+        : (tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32>,
+           tensor<2x4x64x16xf32>, tensor<2x4x64xf32>, tensor<2x4x64x16xf32>)
+        -> (tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32>)
+    ```
+  }];
+  let arguments = (ins OFlow_FloatTensor:$query, OFlow_FloatTensor:$key,
+                       OFlow_FloatTensor:$value, OFlow_FloatTensor:$output,
+                       OFlow_FloatTensor:$logsumexp,
+                       OFlow_FloatTensor:$grad_output, F32Attr:$scale,
+                       UnitAttr:$causal, TypeAttr:$operand_type);
+  let results = (outs OFlow_FloatTensor:$grad_query, OFlow_FloatTensor:$grad_key,
+                      OFlow_FloatTensor:$grad_value);
+  let assemblyFormat = "$query `,` $key `,` $value `,` $output `,` $logsumexp `,` "
+                       "$grad_output attr-dict `:` functional-type(operands, results)";
+}
+
 class OFlow_LossBackwardOp<string mnemonic, string doc>
     : OFlow_InferOp<mnemonic, [OFlow_Sbp]> {
   let summary = "gradient of " # doc # " with respect to its first operand";

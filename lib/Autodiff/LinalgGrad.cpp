@@ -129,10 +129,32 @@ void registerConvPool(GradRegistry &r) {
   });
 }
 
+/// Fused attention: one backward op for all three operands, which
+/// recomputes the probabilities from the forward op's logsumexp. The
+/// logsumexp (result 1) is a statistic, not a value the loss reads.
+void registerAttention(GradRegistry &r) {
+  r.add<AttentionOp>(
+      [](AttentionOp op, GradArgs &a) {
+        Value g = a.grad(0);
+        if (!g)
+          return success();
+        auto grads = AttentionBackwardOp::create(
+            a.b.b, a.b.loc, op.getQuery(), op.getKey(), op.getValue(),
+            op.getOutput(), op.getLogsumexp(), g, op.getScaleAttr(),
+            op.getCausalAttr(), op.getOperandTypeAttr());
+        a.set(0, grads.getGradQuery());
+        a.set(1, grads.getGradKey());
+        a.set(2, grads.getGradValue());
+        return success();
+      },
+      /*inactiveOperands=*/0, /*inactiveResults=*/0b10);
+}
+
 } // namespace
 
 void registerLinalgGradRules(GradRegistry &registry) {
   registerMatmul(registry);
+  registerAttention(registry);
   registerConvPool(registry);
 }
 

@@ -65,7 +65,21 @@ static std::string num(double v) {
   return text;
 }
 
+/// oflow-fuse-attention where the runtime has kernels for the fused op:
+/// the CUDA targets (cuda-emulated runs the CPU runtime's reference of the
+/// same function) with tensor-core precisions. The CPU target keeps its
+/// BLAS GEMMs.
+static void addAttentionFusion(PassManager &pm, const CompileOptions &options) {
+  if (!options.fuseAttention || options.precision == "fp32" ||
+      options.target == Target::Cpu)
+    return;
+  OFlowFuseAttentionOptions fuse;
+  fuse.precision = options.precision;
+  pm.addPass(createOFlowFuseAttention(fuse));
+}
+
 LogicalResult addTrainingPasses(PassManager &pm, const CompileOptions &options) {
+  addAttentionFusion(pm, options);
   if (options.mode == Mode::Infer)
     return addTextual(pm, "oflow-build-infer-entry,canonicalize,cse");
   // Typed options: what the user set, nothing more; the passes own the

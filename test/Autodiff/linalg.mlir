@@ -112,3 +112,25 @@ func.func @main() -> tensor<f32> {
   %l = oflow.reduce_sum %y {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : (tensor<1x2x7x7xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Fused attention: one backward op gives all three gradients, reading the
+// forward op's output and logsumexp (which itself gets no gradient).
+// CHECK: %[[Q:.*]] = oflow.weight "q"
+// CHECK: %[[K:.*]] = oflow.weight "k"
+// CHECK: %[[V:.*]] = oflow.weight "v"
+// CHECK: %[[O:.*]], %[[L:.*]] = oflow.attention %[[Q]], %[[K]], %[[V]]
+// CHECK: %[[G:.*]] = oflow.expand
+// CHECK: %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = oflow.attention_backward %[[Q]], %[[K]], %[[V]], %[[O]], %[[L]], %[[G]] {causal, operand_type = bf16, scale = 2.500000e-01 : f32}
+// CHECK-DAG: oflow.gradient "q", %[[DQ]]
+// CHECK-DAG: oflow.gradient "k", %[[DK]]
+// CHECK-DAG: oflow.gradient "v", %[[DV]]
+func.func @main() -> tensor<f32> {
+  %q = oflow.weight "q", dense<1.0> : tensor<2x4x16xf32>
+  %k = oflow.weight "k", dense<0.5> : tensor<2x4x16xf32>
+  %v = oflow.weight "v", dense<2.0> : tensor<2x4x16xf32>
+  %o, %lse = oflow.attention %q, %k, %v {causal, operand_type = bf16, scale = 0.25 : f32} : (tensor<2x4x16xf32>, tensor<2x4x16xf32>, tensor<2x4x16xf32>) -> (tensor<2x4x16xf32>, tensor<2x4xf32>)
+  %l = oflow.reduce_sum %o {axes = array<i64: 0, 1, 2>, keepdims = false} : (tensor<2x4x16xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -1189,3 +1189,66 @@ func.func @avg_pool_backward_kernel_rank(%g: tensor<1x1x2x2xf32>) -> tensor<1x1x
   %0 = oflow.avg_pool2d_backward %g {input_shape = array<i64: 1, 1, 4, 4>, kernel = array<i64: 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32>
   return %0 : tensor<1x1x4x4xf32>
 }
+
+// -----
+
+func.func @attention_rank(%q: tensor<16xf32>, %k: tensor<8x16xf32>) {
+  // expected-error @below {{'oflow.attention' op query must have rank >= 2 ([..., T, D]), got [16]}}
+  // expected-error @below {{failed to infer returned types}}
+  %o, %l = oflow.attention %q, %k, %k {operand_type = bf16, scale = 1.0 : f32} : (tensor<16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> (tensor<16xf32>, tensor<f32>)
+  return
+}
+
+// -----
+
+func.func @attention_head_dims(%q: tensor<2x4x16xf32>, %k: tensor<2x4x8xf32>) {
+  // expected-error @below {{'oflow.attention' op query [2, 4, 16] and key [2, 4, 8] must share the leading dims and the last (head) dim}}
+  // expected-error @below {{failed to infer returned types}}
+  %o, %l = oflow.attention %q, %k, %k {operand_type = bf16, scale = 1.0 : f32} : (tensor<2x4x16xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> (tensor<2x4x16xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_key_value(%q: tensor<4x16xf32>, %k: tensor<4x16xf32>, %v: tensor<5x16xf32>) {
+  // expected-error @below {{'oflow.attention' op key [4, 16] and value [5, 16] must have the same shape}}
+  // expected-error @below {{failed to infer returned types}}
+  %o, %l = oflow.attention %q, %k, %v {operand_type = bf16, scale = 1.0 : f32} : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<5x16xf32>) -> (tensor<4x16xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_causal_rectangular(%q: tensor<3x16xf32>, %k: tensor<4x16xf32>) {
+  // expected-error @below {{'oflow.attention' op causal attention needs as many queries as keys, got 3 and 4}}
+  // expected-error @below {{failed to infer returned types}}
+  %o, %l = oflow.attention %q, %k, %k {causal, operand_type = bf16, scale = 1.0 : f32} : (tensor<3x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) -> (tensor<3x16xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_operand_type(%q: tensor<4x16xf32>) {
+  // expected-error @below {{'oflow.attention' op operand_type must be bf16 or f16, got 'f32'}}
+  // expected-error @below {{failed to infer returned types}}
+  %o, %l = oflow.attention %q, %q, %q {operand_type = f32, scale = 1.0 : f32} : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_f16_operands(%q: tensor<4x16xf16>) {
+  // expected-error @below {{'oflow.attention' op query must be f32, got 'f16'}}
+  // expected-error @below {{failed to infer returned types}}
+  %o, %l = oflow.attention %q, %q, %q {operand_type = bf16, scale = 1.0 : f32} : (tensor<4x16xf16>, tensor<4x16xf16>, tensor<4x16xf16>) -> (tensor<4x16xf16>, tensor<4xf16>)
+  return
+}
+
+// -----
+
+func.func @attention_backward_lse(%q: tensor<4x16xf32>, %lse: tensor<16xf32>) {
+  // expected-error @below {{'oflow.attention_backward' op logsumexp must be 'tensor<4xf32>', got 'tensor<16xf32>'}}
+  // expected-error @below {{failed to infer returned types}}
+  %dq, %dk, %dv = oflow.attention_backward %q, %q, %q, %q, %lse, %q {operand_type = bf16, scale = 1.0 : f32} : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>)
+  return
+}

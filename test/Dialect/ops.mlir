@@ -904,3 +904,16 @@ func.func @mse_loss(%pred: tensor<32x1xf32>, %target: tensor<32x1xf32>) {
   %2 = oflow.mse_loss none %pred, %target : (tensor<32x1xf32>, tensor<32x1xf32>) -> tensor<32x1xf32>
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @attention(
+// CHECK: %output, %logsumexp = oflow.attention %arg0, %arg1, %arg2 {causal, operand_type = bf16, scale = 1.250000e-01 : f32} : (tensor<2x3x8x16xf32>, tensor<2x3x8x16xf32>, tensor<2x3x8x16xf32>) -> (tensor<2x3x8x16xf32>, tensor<2x3x8xf32>)
+// CHECK-NEXT: %grad_query, %grad_key, %grad_value = oflow.attention_backward %arg0, %arg1, %arg2, %output, %logsumexp, %arg3 {causal, operand_type = bf16, scale = 1.250000e-01 : f32}
+// CHECK-NEXT: %output_0, %logsumexp_1 = oflow.attention %arg4, %arg5, %arg5 {operand_type = f16, scale = 1.000000e+00 : f32} : (tensor<5x32xf32>, tensor<7x32xf32>, tensor<7x32xf32>) -> (tensor<5x32xf32>, tensor<5xf32>)
+func.func @attention(%q: tensor<2x3x8x16xf32>, %k: tensor<2x3x8x16xf32>, %v: tensor<2x3x8x16xf32>, %do: tensor<2x3x8x16xf32>, %q2: tensor<5x32xf32>, %kv2: tensor<7x32xf32>) {
+  %o, %lse = oflow.attention %q, %k, %v {causal, operand_type = bf16, scale = 0.125 : f32} : (tensor<2x3x8x16xf32>, tensor<2x3x8x16xf32>, tensor<2x3x8x16xf32>) -> (tensor<2x3x8x16xf32>, tensor<2x3x8xf32>)
+  %dq, %dk, %dv = oflow.attention_backward %q, %k, %v, %o, %lse, %do {causal, operand_type = bf16, scale = 0.125 : f32} : (tensor<2x3x8x16xf32>, tensor<2x3x8x16xf32>, tensor<2x3x8x16xf32>, tensor<2x3x8x16xf32>, tensor<2x3x8xf32>, tensor<2x3x8x16xf32>) -> (tensor<2x3x8x16xf32>, tensor<2x3x8x16xf32>, tensor<2x3x8x16xf32>)
+  %o2, %lse2 = oflow.attention %q2, %kv2, %kv2 {operand_type = f16, scale = 1.0 : f32} : (tensor<5x32xf32>, tensor<7x32xf32>, tensor<7x32xf32>) -> (tensor<5x32xf32>, tensor<5xf32>)
+  return
+}

@@ -200,6 +200,11 @@ int run(int argc, char **argv) {
   app.add_flag("!--no-elementwise-fusion", options.fuseElementwise,
                "lower every op to its own loop nest (no elementwise fusion)")
       ->group(debugging);
+  app.add_flag("!--no-fused-attention", options.fuseAttention,
+               "CUDA targets with --precision bf16/fp16: keep attention as "
+               "matmul, softmax and matmul ops instead of one fused "
+               "oflow.attention (the scores then go through memory)")
+      ->group(debugging);
   app.add_flag("!--no-buffer-reuse", options.reuseBuffers,
                "give every buffer bytes of its own in the arena (no sharing "
                "between values whose lifetimes do not overlap)")

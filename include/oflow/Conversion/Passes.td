@@ -59,6 +59,35 @@ def OFlowLowerToLinalg : Pass<"oflow-lower-to-linalg", "::mlir::ModuleOp"> {
   ];
 }
 
+def OFlowFuseAttention : Pass<"oflow-fuse-attention", "::mlir::ModuleOp"> {
+  let summary = "fuse matmul, scale, causal mask, softmax, matmul into oflow.attention";
+  let description = [{
+    Finds scaled-dot-product attention in the oflow graph,
+
+      %s = oflow.matmul %q, %kT        q [..., Tq, D], kT [..., D, Tk]
+      %s2 = oflow.mul %s, c            (or c * s, or s / c; optional)
+      %s3 = oflow.where %m, -inf, %s2  (optional; %m a constant, or its
+                                        oflow.not, true exactly where j > i)
+      %p = oflow.softmax %s3 {axis = last}
+      %o = oflow.matmul %p, %v         v [..., Tk, D]
+
+    each intermediate used once, and replaces it with one `oflow.attention`
+    (key = kT transposed back), whose runtime call never materializes the
+    [Tq, Tk] scores and whose gradient is one `oflow.attention_backward`.
+    Run before autodiff. Only for mixed precision (`precision` bf16 or
+    fp16: the runtime's kernels use tensor cores), head dims up to
+    `max-head-dim`, and masks it can prove causal; anything else stays as
+    the unfused ops, which compute the same function.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"bf16\"",
+           "the products' operand type: bf16 or fp16">,
+    Option<"maxHeadDim", "max-head-dim", "int64_t", "128",
+           "the largest head dim the runtime's kernels take">,
+  ];
+  let dependentDialects = ["::mlir::oflow::OFlowDialect"];
+}
+
 def OFlowFuseElementwise : Pass<"oflow-fuse-elementwise"> {
   let summary = "fuse elementwise linalg ops, keeping contractions and convolutions";
   let description = [{

@@ -93,6 +93,9 @@ struct CompileOptions {
   /// switched off so that a wrong result can be pinned on one of them.
   bool fuseElementwise = true;
   bool reuseBuffers = true;
+  /// --no-fused-attention: CUDA targets with --precision bf16/fp16 keep
+  /// attention as matmul, softmax, matmul (oflow-fuse-attention skipped).
+  bool fuseAttention = true;
   /// How the CPU target runs f32 convolutions (--conv): dnnl (oneDNN's
   /// primitives, the default) or im2col (im2col + OpenBLAS GEMMs, depthwise
   /// ones as loops). The CUDA targets always use im2col.

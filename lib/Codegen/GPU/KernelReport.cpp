@@ -919,6 +919,63 @@ std::optional<KernelCost> gemmCost(func::CallOp call, const DeviceProfile &d) {
   return k;
 }
 
+/// The share of the profile's tensor-core GEMM rate that the runtime's
+/// fused attention kernels reach: their products are mma.sync tiles with
+/// the online softmax between them. Measured on an H200 (2026-12-04, GPT-2
+/// small's 96 x 1024 x 1024 x 64 causal bf16): forward 96 us, backward 308
+/// us, 0.21 and 0.23 of the 650 TFLOP/s of the built-in h200 profile with
+/// the FLOPs counted below.
+constexpr double kAttentionGemmShare = 0.21;
+
+/// A fused attention call (oflow_rt_attention_fwd / _bwd): q, k, v (and
+/// for the backward o, dO, and the gradients) read or written once, the
+/// scores never; the products at a share of the GEMM rate, over the
+/// (query, key) pairs that are not masked. FLOPs are those the kernels
+/// execute: the forward's two products, the backward's five plus the two
+/// its dQ kernel recomputes (S and dP) to need no atomics.
+std::optional<KernelCost> attentionCost(func::CallOp call, const DeviceProfile &d) {
+  StringRef callee = call.getCallee();
+  bool forward = callee == "oflow_rt_attention_fwd";
+  if (!forward && callee != "oflow_rt_attention_bwd")
+    return std::nullopt;
+  auto arg = [&](unsigned i) { return constantInt(call.getOperand(i)); };
+  std::optional<int64_t> dtype = arg(0), causal = arg(1), bh = arg(2), tq = arg(3),
+                         tk = arg(4), dim = arg(5);
+  KernelCost k;
+  k.kind = "gemm";
+  k.name = callee.str();
+  k.nodes = forward ? 1 : 3;
+  if (!dtype || !causal || !bh || !tq || !tk || !dim) {
+    k.strategy = "attention (shape unknown)";
+    predict(k, d, d.launchSeconds);
+    return k;
+  }
+  std::string precision = *dtype == 6 ? "fp16" : "bf16";
+  double pairs = *causal ? double(*tq) * (*tq + 1) / 2 : double(*tq) * *tk;
+  double rows = double(*bh), D = double(*dim);
+  k.strategy = llvm::formatv("attention {0} {1} {2}x{3}x{4}x{5}{6}",
+                             forward ? "fwd" : "bwd", precision, *bh, *tq, *tk,
+                             *dim, *causal ? " causal" : "")
+                   .str();
+  double qBytes = rows * *tq * D * 4, kBytes = rows * *tk * D * 4,
+         rowBytes = rows * *tq * 4;
+  if (forward) {
+    k.flops = 4 * rows * pairs * D;
+    k.hbmBytes = 2 * qBytes + 2 * kBytes + rowBytes; // q, k, v in; o, lse out
+  } else {
+    k.flops = 14 * rows * pairs * D;
+    // q, k, v, o, dO and lse in; dq, dk, dv out; the row sums of dO * O
+    // written once and read by both kernels.
+    k.hbmBytes = 4 * qBytes + 4 * kBytes + 4 * rowBytes;
+  }
+  k.l2Bytes = k.hbmBytes;
+  double memory = k.hbmBytes / d.hbmBytesPerSecond;
+  double compute = k.flops / (d.gemmFlopsPerSecond(precision) * kAttentionGemmShare);
+  k.bound = compute >= memory ? "compute" : "memory";
+  k.seconds = std::max(memory, compute) + k.nodes * d.launchSeconds;
+  return k;
+}
+
 int64_t dtypeBytes(int64_t dtype) {
   switch (dtype) {
   case 1: case 3: return 8;
@@ -1036,6 +1093,8 @@ std::vector<EntryReport> analyzeProgram(ModuleOp module, const DeviceProfile &de
       } else if (auto call = dyn_cast<func::CallOp>(op)) {
         cost = gemmCost(call, d);
         if (!cost)
+          cost = attentionCost(call, d);
+        if (!cost)
           cost = collectiveCost(call, d);
         if (cost)
           ++e.library;
@@ -1084,7 +1143,9 @@ std::string formatKernelReport(const std::vector<EntryReport> &entries,
                         "library calls",
                         e.entry, e.nodes, e.generated, e.library);
     if (int64_t copies = e.nodes - static_cast<int64_t>(e.launches.size()))
-      os << llvm::formatv(", {0} copies and memsets of padded GEMMs", copies);
+      os << llvm::formatv(", {0} more launches inside library calls: padded "
+                          "GEMMs' copies and memsets, attention's backward kernels",
+                          copies);
     os << llvm::formatv("), {0} HBM, {1}, predicted {2} us", human(e.hbmBytes, "B"),
                         human(e.flops, "FLOP"), microseconds(e.seconds));
     os << (e.cudaGraph ? llvm::formatv(", replayed from a CUDA graph ({0} us per launch)",

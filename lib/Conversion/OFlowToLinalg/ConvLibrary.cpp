@@ -37,57 +37,18 @@ SmallVector<int64_t> geometry(ArrayRef<int64_t> inShape,
   return g;
 }
 
-/// Calls placeholder `__oflow_rt_conv2d_<kind>_f32` with `geom`, the
-/// buffers of `inputs` and a fresh result buffer of `resultShape`; returns
-/// the result as a tensor.
+/// Calls `__oflow_rt_conv2d_<kind>_f32` with `geom`, the buffers of
+/// `inputs` and a fresh result buffer of `resultShape`.
 Value callConv(OpBuilder &b, Location loc, Operation *anchor, StringRef kind,
                ArrayRef<int64_t> geom, ValueRange inputs,
                ArrayRef<int64_t> resultShape) {
-  Type f32 = b.getF32Type();
-  SmallVector<Value> args;
-  SmallVector<Type> types;
-  for (int64_t v : geom) {
-    args.push_back(arith::ConstantIntOp::create(b, loc, v, 64));
-    types.push_back(b.getI64Type());
-  }
-  // Same-rank dynamic types: one declaration serves every shape.
-  auto pass = [&](Value buffer) {
-    auto type = cast<MemRefType>(buffer.getType());
-    SmallVector<int64_t> dynamic(type.getRank(), ShapedType::kDynamic);
-    auto dynType = MemRefType::get(dynamic, f32);
-    args.push_back(memref::CastOp::create(b, loc, dynType, buffer));
-    types.push_back(dynType);
-  };
+  SmallVector<Value> scalars;
+  for (int64_t v : geom)
+    scalars.push_back(arith::ConstantIntOp::create(b, loc, v, 64));
   std::string name = ("__oflow_rt_conv2d_" + kind + "_f32").str();
-  // The buffer a to_buffer returns is valid where it stands: bufferization
-  // may reuse it for later values. CSE would merge a backward call's
-  // to_buffer of a forward activation with the forward call's, handing the
-  // backward call a buffer overwritten since; a number unique to the call
-  // in its function (counted on the function, the count dropped by
-  // oflow-lower-runtime-calls) keeps them apart.
-  func::FuncOp callee =
-      declareFunction(anchor->getParentOfType<ModuleOp>(), name,
-                      b.getFunctionType({}, {}));
-  Operation *function = anchor->getParentOfType<FunctionOpInterface>();
-  auto counted = function->getAttrOfType<IntegerAttr>(kLibraryCallsAttr);
-  int64_t site = counted ? counted.getInt() : 0;
-  function->setAttr(kLibraryCallsAttr, b.getI64IntegerAttr(site + 1));
-  for (Value input : inputs) {
-    auto type = tensorType(input);
-    auto toBuffer = bufferization::ToBufferOp::create(
-        b, loc, MemRefType::get(type.getShape(), type.getElementType()), input,
-        /*read_only=*/true);
-    toBuffer->setAttr(kLibraryCallSiteAttr, b.getI64IntegerAttr(site));
-    pass(toBuffer);
-  }
-  auto resultType = MemRefType::get(resultShape, f32);
-  Value result = memref::AllocOp::create(b, loc, resultType);
-  pass(result);
-  callee.setFunctionType(b.getFunctionType(types, {}));
-  func::CallOp::create(b, loc, name, TypeRange{}, args);
-  return bufferization::ToTensorOp::create(
-      b, loc, RankedTensorType::get(resultShape, f32), result,
-      /*restrict=*/true, /*writable=*/true);
+  return callRuntimeLibrary(b, loc, anchor, name, scalars, inputs,
+                            {RankedTensorType::get(resultShape, b.getF32Type())})
+      .front();
 }
 
 } // namespace

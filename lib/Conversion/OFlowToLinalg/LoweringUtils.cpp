@@ -1,6 +1,12 @@
 //===- LoweringUtils.cpp - shared pieces of the oflow -> linalg lowering ---===//
 #include "LoweringUtils.h"
 
+#include "oflow/Codegen/DeclareFunction.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -241,6 +247,56 @@ Value floatTensorConstant(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
   auto type = RankedTensorType::get(shape, elementType);
   return arith::ConstantOp::create(b, loc,
                                    DenseElementsAttr::get(type, converted));
+}
+
+SmallVector<Value> callRuntimeLibrary(OpBuilder &b, Location loc,
+                                      Operation *anchor, StringRef name,
+                                      ValueRange scalars, ValueRange inputs,
+                                      ArrayRef<RankedTensorType> resultTypes) {
+  SmallVector<Value> args(scalars);
+  SmallVector<Type> types(scalars.getTypes());
+  // Same-rank dynamic types: one declaration serves every shape.
+  auto pass = [&](Value buffer) {
+    auto type = cast<MemRefType>(buffer.getType());
+    SmallVector<int64_t> dynamic(type.getRank(), ShapedType::kDynamic);
+    auto dynType = MemRefType::get(dynamic, type.getElementType());
+    args.push_back(memref::CastOp::create(b, loc, dynType, buffer));
+    types.push_back(dynType);
+  };
+  // The buffer a to_buffer returns is valid where it stands: bufferization
+  // may reuse it for later values. CSE would merge a backward call's
+  // to_buffer of a forward activation with the forward call's, handing the
+  // backward call a buffer overwritten since; a number unique to the call
+  // in its function (counted on the function, the count dropped by
+  // oflow-lower-runtime-calls) keeps them apart.
+  func::FuncOp callee = declareFunction(anchor->getParentOfType<ModuleOp>(),
+                                        name, b.getFunctionType({}, {}));
+  Operation *function = anchor->getParentOfType<FunctionOpInterface>();
+  auto counted = function->getAttrOfType<IntegerAttr>(kLibraryCallsAttr);
+  int64_t site = counted ? counted.getInt() : 0;
+  function->setAttr(kLibraryCallsAttr, b.getI64IntegerAttr(site + 1));
+  for (Value input : inputs) {
+    auto type = tensorType(input);
+    auto toBuffer = bufferization::ToBufferOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()), input,
+        /*read_only=*/true);
+    toBuffer->setAttr(kLibraryCallSiteAttr, b.getI64IntegerAttr(site));
+    pass(toBuffer);
+  }
+  SmallVector<Value> buffers;
+  for (RankedTensorType type : resultTypes) {
+    buffers.push_back(memref::AllocOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType())));
+    pass(buffers.back());
+  }
+  callee.setFunctionType(b.getFunctionType(types, {}));
+  func::CallOp::create(b, loc, name, TypeRange{}, args);
+  SmallVector<Value> results;
+  for (auto [type, buffer] : llvm::zip(resultTypes, buffers))
+    results.push_back(bufferization::ToTensorOp::create(b, loc, type, buffer,
+                                                        /*restrict=*/true,
+                                                        /*writable=*/true));
+  return results;
 }
 
 } // namespace oflow::lowering

@@ -30,6 +30,7 @@ void populateShapePatterns(RewritePatternSet &patterns);
 void populateGatherScatterPatterns(RewritePatternSet &patterns);
 void populateLossPatterns(RewritePatternSet &patterns);
 void populateCollectivePatterns(RewritePatternSet &patterns);
+void populateAttentionPatterns(RewritePatternSet &patterns);
 
 inline RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
@@ -124,6 +125,17 @@ Value toIndex(OpBuilder &b, Location loc, Value x);
 /// `elementType` (a float type).
 Value floatTensorConstant(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                           Type elementType, ArrayRef<double> values);
+
+/// Calls the runtime through placeholder `name` (`__oflow_rt_<kind>_<dtype>`,
+/// which oflow-lower-runtime-calls turns into `oflow_rt_<kind>` taking
+/// addresses) with `scalars` (i64 / f32 values, first), the buffers of
+/// `inputs` (their own when dense, read only) and fresh buffers of
+/// `resultTypes`, which the memory plan places; returns the results as
+/// tensors. `anchor` is the op being lowered (its function numbers the call).
+SmallVector<Value> callRuntimeLibrary(OpBuilder &b, Location loc,
+                                      Operation *anchor, StringRef name,
+                                      ValueRange scalars, ValueRange inputs,
+                                      ArrayRef<RankedTensorType> resultTypes);
 
 } // namespace oflow::lowering
 

@@ -29,6 +29,7 @@ void populateOFlowToLinalgPatterns(mlir::RewritePatternSet &patterns,
   lowering::populateGatherScatterPatterns(patterns);
   lowering::populateLossPatterns(patterns);
   lowering::populateCollectivePatterns(patterns);
+  lowering::populateAttentionPatterns(patterns);
 }
 
 namespace {

@@ -122,6 +122,48 @@ void oflow_rt_gemm_lowp_batched(int64_t dtype_ab, int64_t batch,
                                 const void *b, int64_t ldb, int64_t stride_b,
                                 float beta, float *c, int64_t ldc,
                                 int64_t stride_c);
+/* Fused scaled-dot-product attention (flash-style: the bh x tq x tk scores
+ * never reach memory), in oflow's mixed precision: the operands of its five
+ * GEMM-like products are rounded to `dtype` (OFLOW_DT_BF16 or OFLOW_DT_F16,
+ * round to nearest even), products accumulate in f32, all else is f32.
+ * Buffers are dense row-major f32: q, out, dout, dq [bh, tq, d]; k, v, dk,
+ * dv [bh, tk, d]; lse, delta [bh, tq]. Pointers need 4-byte alignment only.
+ * r(x) is x rounded to dtype; for batch-head b and query i the allowed keys
+ * are j < tk (causal != 0: j <= i, and tq must equal tk):
+ *   s_ij = scale * sum_c r(q_ic) r(k_jc)
+ *   lse_i = m_i + log(sum_j exp(s_ij - m_i)), m_i = max_j s_ij
+ *   p_ij = exp(s_ij - lse_i)  (0 for keys not allowed)
+ *   out_ic = sum_j r(p_ij) r(v_jc)
+ * fwd writes out and lse. bwd takes the forward's out and lse and dout, and
+ * OVERWRITES dq, dk, dv (not accumulated); delta is scratch it may use
+ * (content on entry ignored, garbage afterwards):
+ *   delta_i = sum_c dout_ic out_ic
+ *   dv_jc = sum_i r(p_ij) r(dout_ic)
+ *   dp_ij = sum_c r(dout_ic) r(v_jc)
+ *   ds_ij = p_ij (dp_ij - delta_i) scale
+ *   dq_ic = sum_j r(ds_ij) r(k_jc);  dk_jc = sum_i r(ds_ij) r(q_ic)
+ * A dtype other than BF16/F16, d outside [1, 128], bh, tq or tk below 1, or
+ * causal with tq != tk ends the run with a one-line error naming the
+ * function and the value.
+ * CPU: exactly these formulas (sums in index order), batch-heads spread over
+ * the --threads threads; results do not depend on the thread count.
+ * CUDA: tensor-core kernels (mma.sync, f32 accumulation; sm_80 or newer),
+ * enqueued on the compute stream like every call here. The forward may round
+ * exp(s_ij - running max) to dtype and divide by the row sum at the end
+ * (FlashAttention-2), which differs from r(p_ij) by one rounding of dtype.
+ * Results are deterministic (no atomics). Kernel launches per call (graph
+ * nodes): fwd 1; bwd 3 (delta, then dk+dv per key block, then dq per query
+ * block). tq and tk are at most 4194240 there (64 * 65535). */
+void oflow_rt_attention_fwd(int64_t dtype, int64_t causal, int64_t bh,
+                            int64_t tq, int64_t tk, int64_t d, float scale,
+                            const float *q, const float *k, const float *v,
+                            float *out, float *lse);
+void oflow_rt_attention_bwd(int64_t dtype, int64_t causal, int64_t bh,
+                            int64_t tq, int64_t tk, int64_t d, float scale,
+                            const float *q, const float *k, const float *v,
+                            const float *out, const float *lse,
+                            const float *dout, float *dq, float *dk,
+                            float *dv, float *delta);
 /* 2-D convolutions of f32 NCHW tensors (CPU target; oneDNN's primitives,
  * created on the first call of each geometry and kept for the run). The
  * geometry, in this order: images n, input channels c, input rows h and
@@ -182,8 +224,8 @@ void oflow_rt_parallel_for(oflow_rt_task_fn task, void *ctx, int64_t iterations,
  * exactly the CPU's (the runtime repacks NCCL's native ones). Without a
  * mesh, or on an axis of size 1, each collective is a copy. */
 /* OFLOW_DT_I8 also carries bool (one byte per element, 0 or 1).
- * OFLOW_DT_BF16 and OFLOW_DT_F16 are oflow_rt_gemm_lowp*'s dtype_ab only
- * (the collectives do not take them). */
+ * OFLOW_DT_BF16 and OFLOW_DT_F16 are oflow_rt_gemm_lowp*'s dtype_ab and
+ * oflow_rt_attention_*'s dtype only (the collectives do not take them). */
 enum { OFLOW_DT_F32 = 0, OFLOW_DT_F64 = 1, OFLOW_DT_I32 = 2, OFLOW_DT_I64 = 3,
        OFLOW_DT_I8 = 4, OFLOW_DT_BF16 = 5, OFLOW_DT_F16 = 6 };
 enum { OFLOW_RED_SUM = 0, OFLOW_RED_MAX = 1 };

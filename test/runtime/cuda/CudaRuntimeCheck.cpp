@@ -21,6 +21,7 @@
 // Prints one line per check; exits 1 on the first failure.
 //
 //===----------------------------------------------------------------------===//
+#include "../../../runtime/lib/AttentionReference.h"
 #include "../../../runtime/lib/GraphReplay.h"
 #include "../../../runtime/lib/HalfFloat.h"
 #include "../../../runtime/lib/cuda/CudaContext.h"
@@ -34,12 +35,14 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern "C" char *oflow_manifest_buffer(void); // check_program.c
@@ -580,6 +583,299 @@ void checkCollectives(int64_t n, int64_t c) {
               static_cast<long long>(n), n == 1 ? "" : "s", static_cast<long long>(c));
 }
 
+// ---- oflow_rt_attention_fwd / _bwd ---------------------------------------
+// Waits for the compute stream, at most `seconds`: a kernel that faults or
+// never ends fails the check with a line instead of crashing or hanging it
+// (the context is unusable after a fault, so the check ends there).
+void syncOrFail(const std::string &what, double seconds = 120) {
+  cudaStream_t stream = cuda::context("check").stream;
+  auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    cudaError_t e = cudaStreamQuery(stream);
+    if (e == cudaSuccess)
+      return;
+    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (e != cudaErrorNotReady || waited > seconds) {
+      std::printf("FAIL: %s: %s\n", what.c_str(),
+                  e != cudaErrorNotReady
+                      ? cuda::errorText(e, "cudaStreamQuery").c_str()
+                      : ("still running after " + std::to_string(int(seconds)) + " s").c_str());
+      std::fflush(stdout);
+      std::_Exit(1);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+struct AttnCase {
+  int64_t bh, tq, tk, d;
+  bool causal;
+  int64_t misalign; // floats before every tensor: 1 = only 4-byte aligned
+};
+
+// A device copy of `v` with `pad` floats before it and kGuard canaries after.
+constexpr int64_t kGuard = 16;
+constexpr float kCanary = 12345.0f;
+struct DeviceTensor {
+  float *base = nullptr, *data = nullptr;
+  int64_t size = 0;
+  DeviceTensor(const std::vector<float> &v, int64_t pad, bool poison) : size(int64_t(v.size())) {
+    std::vector<float> host(pad + size + kGuard, kCanary);
+    if (poison)
+      std::fill(host.begin() + pad, host.begin() + pad + size, NAN);
+    else
+      std::copy(v.begin(), v.end(), host.begin() + pad);
+    void *p = nullptr;
+    cuda::check(cudaMalloc(&p, host.size() * 4), "cudaMalloc");
+    base = static_cast<float *>(p);
+    data = base + pad;
+    cuda::check(cudaMemcpy(base, host.data(), host.size() * 4, cudaMemcpyHostToDevice),
+                "cudaMemcpy");
+  }
+  ~DeviceTensor() { cudaFree(base); }
+  DeviceTensor(const DeviceTensor &) = delete;
+  DeviceTensor &operator=(const DeviceTensor &) = delete;
+  /// The values, and whether the canaries after them are intact.
+  std::vector<float> read(bool *guardOk) const {
+    std::vector<float> v(size + kGuard);
+    cuda::check(cudaMemcpy(v.data(), data, v.size() * 4, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    bool ok = true;
+    for (int64_t i = size; i < size + kGuard; ++i)
+      ok &= v[i] == kCanary;
+    *guardOk = ok;
+    v.resize(size);
+    return v;
+  }
+};
+
+// Attention's inputs: q, k, v in [-2, 2), dout in [-1, 1).
+std::vector<float> uniform(int64_t n, uint32_t seed, float lo, float hi) {
+  std::vector<float> v(n);
+  for (auto &x : v) {
+    seed = seed * 1664525u + 1013904223u;
+    x = lo + (hi - lo) * float(seed >> 8) * 0x1p-24f;
+  }
+  return v;
+}
+
+// Runs one case on the GPU and compares the batch-heads `heads` with the CPU
+// reference; returns the worst error (max |diff| / max |ref| per output).
+double checkAttentionCase(int64_t dtype, const AttnCase &c, const std::vector<int64_t> &heads) {
+  const char *name = dtype == OFLOW_DT_BF16 ? "bf16" : "f16";
+  std::string what = std::string("attention ") + name + " " + std::to_string(c.bh) + "x" +
+                     std::to_string(c.tq) + "x" + std::to_string(c.tk) + "x" +
+                     std::to_string(c.d) + (c.causal ? " causal" : "") +
+                     (c.misalign ? " misaligned" : "");
+  float scale = 1.0f / std::sqrt(float(c.d));
+  int64_t nq = c.bh * c.tq * c.d, nk = c.bh * c.tk * c.d, nl = c.bh * c.tq;
+  uint32_t seed = uint32_t(c.bh * 7 + c.tq * 131 + c.d);
+  auto q = uniform(nq, seed + 1, -2, 2), k = uniform(nk, seed + 2, -2, 2),
+       v = uniform(nk, seed + 3, -2, 2), dout = uniform(nq, seed + 4, -1, 1);
+  int64_t m = c.misalign;
+  DeviceTensor dQ(q, m, false), dK(k, m, false), dV(v, m, false), dDout(dout, m, false);
+  DeviceTensor dOut(q, m, true), dLse(std::vector<float>(nl), m, true);
+  DeviceTensor dDq(q, m, true), dDk(k, m, true), dDv(v, m, true);
+  DeviceTensor dDelta(std::vector<float>(nl), m, true);
+  oflow_rt_attention_fwd(dtype, c.causal, c.bh, c.tq, c.tk, c.d, scale, dQ.data, dK.data,
+                         dV.data, dOut.data, dLse.data);
+  oflow_rt_attention_bwd(dtype, c.causal, c.bh, c.tq, c.tk, c.d, scale, dQ.data, dK.data,
+                         dV.data, dOut.data, dLse.data, dDout.data, dDq.data, dDk.data,
+                         dDv.data, dDelta.data);
+  syncOrFail(what);
+  bool guards = true, ok;
+  auto out = dOut.read(&ok);
+  guards &= ok;
+  auto lse = dLse.read(&ok);
+  guards &= ok;
+  auto dq = dDq.read(&ok);
+  guards &= ok;
+  auto dk = dDk.read(&ok);
+  guards &= ok;
+  auto dv = dDv.read(&ok);
+  guards &= ok;
+  expect(guards, what + ": a kernel wrote past an output");
+  // Every element written (the outputs started as NaN), on every head.
+  bool finite = true;
+  for (const auto *o : {&out, &lse, &dq, &dk, &dv})
+    for (float x : *o)
+      finite &= std::isfinite(x);
+  expect(finite, what + ": an output element is NaN or inf (never written?)");
+
+  // The reference, on the sampled batch-heads (one thread each).
+  attention::Head h{dtype, c.tq, c.tk, c.d, c.causal, scale};
+  std::vector<float> rOut(nq), rLse(nl), rDq(nq), rDk(nk), rDv(nk), rDelta(nl);
+  std::vector<std::thread> threads;
+  for (int64_t b : heads)
+    threads.emplace_back([&, b] {
+      int64_t qo = b * c.tq * c.d, ko = b * c.tk * c.d, lo = b * c.tq;
+      attention::forwardHead(h, &q[qo], &k[ko], &v[ko], &rOut[qo], &rLse[lo]);
+      attention::backwardHead(h, &q[qo], &k[ko], &v[ko], &rOut[qo], &rLse[lo], &dout[qo],
+                              &rDq[qo], &rDk[ko], &rDv[ko], &rDelta[lo]);
+    });
+  for (auto &t : threads)
+    t.join();
+  double tol = dtype == OFLOW_DT_BF16 ? 2e-2 : 5e-3, worst = 0;
+  std::string worstText;
+  struct Out {
+    const char *name;
+    const std::vector<float> &got, &want;
+    int64_t perHead;
+  };
+  for (const Out &o : {Out{"out", out, rOut, c.tq * c.d}, Out{"lse", lse, rLse, c.tq},
+                       Out{"dq", dq, rDq, c.tq * c.d}, Out{"dk", dk, rDk, c.tk * c.d},
+                       Out{"dv", dv, rDv, c.tk * c.d}}) {
+    double err = 0, scaleRef = 0;
+    for (int64_t b : heads)
+      for (int64_t i = b * o.perHead; i < (b + 1) * o.perHead; ++i) {
+        double e = std::fabs(double(o.got[i]) - o.want[i]);
+        err = std::isnan(e) ? INFINITY : std::max(err, e); // NaN: never written
+        scaleRef = std::max(scaleRef, std::fabs(double(o.want[i])));
+      }
+    double rel = err / std::max(scaleRef, 1e-30);
+    expect(rel <= tol, what + ": " + o.name + " differs from the reference by " +
+                           std::to_string(rel) + " of its largest value (tolerance " +
+                           std::to_string(tol) + ")");
+    if (rel >= worst) {
+      worst = rel;
+      worstText = o.name;
+    }
+  }
+  std::printf("  %s: worst %s, %.3g of max |ref|\n", what.c_str(), worstText.c_str(), worst);
+  std::fflush(stdout);
+  return worst;
+}
+
+// GPT-2 small's attention: fwd and bwd times (CUDA events, 20 calls after 3
+// warm-up calls each).
+void timeAttention(int64_t dtype, int64_t bh, int64_t t, int64_t d) {
+  const char *name = dtype == OFLOW_DT_BF16 ? "bf16" : "f16";
+  cudaStream_t stream = cuda::context("check").stream;
+  int64_t n = bh * t * d;
+  auto x = uniform(n, 99, -2, 2);
+  DeviceTensor q(x, 0, false), k(x, 0, false), v(x, 0, false), dout(x, 0, false);
+  DeviceTensor out(x, 0, true), dq(x, 0, true), dk(x, 0, true), dv(x, 0, true);
+  DeviceTensor lse(std::vector<float>(bh * t), 0, true), delta(std::vector<float>(bh * t), 0, true);
+  float scale = 1.0f / std::sqrt(float(d));
+  auto fwd = [&] {
+    oflow_rt_attention_fwd(dtype, 1, bh, t, t, d, scale, q.data, k.data, v.data, out.data,
+                           lse.data);
+  };
+  auto bwd = [&] {
+    oflow_rt_attention_bwd(dtype, 1, bh, t, t, d, scale, q.data, k.data, v.data, out.data,
+                           lse.data, dout.data, dq.data, dk.data, dv.data, delta.data);
+  };
+  cudaEvent_t e0, e1;
+  cuda::check(cudaEventCreate(&e0), "cudaEventCreate");
+  cuda::check(cudaEventCreate(&e1), "cudaEventCreate");
+  auto timeIt = [&](const std::function<void()> &call) {
+    for (int i = 0; i < 3; ++i)
+      call();
+    syncOrFail(std::string("attention timing warm-up ") + name);
+    const int reps = 20;
+    cuda::check(cudaEventRecord(e0, stream), "cudaEventRecord");
+    for (int i = 0; i < reps; ++i)
+      call();
+    cuda::check(cudaEventRecord(e1, stream), "cudaEventRecord");
+    syncOrFail(std::string("attention timing ") + name);
+    float ms = 0;
+    cuda::check(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
+    return 1000.0 * ms / reps; // us per call
+  };
+  fwd();
+  double fwdUs = timeIt(fwd), bwdUs = timeIt(bwd);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  // FLOPs: dense forward 4 bh t^2 d (Q K^T and P V), dense backward
+  // 10 bh t^2 d (dV, dP, dQ, dK, and S recomputed once), causal half of it.
+  double dense = double(bh) * t * t * d, fwdFlops = 4 * dense / 2, bwdFlops = 10 * dense / 2;
+  std::printf("attention %s %lldx%lldx%lldx%lld causal: fwd %.1f us (%.1f TFLOP/s), bwd %.1f "
+              "us (%.1f TFLOP/s) [FLOPs: fwd 4*bh*t*t*d, bwd 10*bh*t*t*d, halved for causal]\n",
+              name, (long long)bh, (long long)t, (long long)t, (long long)d, fwdUs,
+              fwdFlops / fwdUs * 1e-6, bwdUs, bwdFlops / bwdUs * 1e-6);
+  std::fflush(stdout);
+}
+
+// An entry's attention calls captured into a CUDA graph (GraphReplay.h) and
+// replayed give the eager calls' bits (the kernels are deterministic), with
+// the outputs poisoned before the replay so that it must write them all.
+void checkAttentionGraph(int64_t dtype) {
+  cuda::Context &ctx = cuda::context("check");
+  const int64_t bh = 3, t = 77, d = 48;
+  int64_t n = bh * t * d;
+  DeviceTensor q(uniform(n, 5, -2, 2), 0, false), k(uniform(n, 6, -2, 2), 0, false),
+      v(uniform(n, 7, -2, 2), 0, false), dout(uniform(n, 8, -1, 1), 0, false);
+  std::vector<float> zeros(n);
+  DeviceTensor out(zeros, 0, true), dq(zeros, 0, true), dk(zeros, 0, true), dv(zeros, 0, true);
+  DeviceTensor lse(std::vector<float>(bh * t), 0, true), delta(std::vector<float>(bh * t), 0, true);
+  auto step = [&] {
+    oflow_rt_attention_fwd(dtype, 1, bh, t, t, d, 0.2f, q.data, k.data, v.data, out.data,
+                           lse.data);
+    oflow_rt_attention_bwd(dtype, 1, bh, t, t, d, 0.2f, q.data, k.data, v.data, out.data,
+                           lse.data, dout.data, dq.data, dk.data, dv.data, delta.data);
+  };
+  auto results = [&] {
+    syncOrFail("attention graph replay");
+    bool ok;
+    std::vector<float> all;
+    for (const DeviceTensor *x : {&out, &lse, &dq, &dk, &dv}) {
+      auto part = x->read(&ok);
+      all.insert(all.end(), part.begin(), part.end());
+    }
+    return all;
+  };
+  step();
+  std::vector<float> eager = results();
+  EntryGraph g(cuda::cudaGraphs(ctx.stream), true);
+  for (int call = 1; call <= 3; ++call)
+    g.call(step);
+  for (const DeviceTensor *x : {&out, &lse, &dq, &dk, &dv})
+    cuda::check(cudaMemsetAsync(x->data, 0xFF, x->size * 4, ctx.stream), "cudaMemsetAsync");
+  g.call(step); // replayed
+  std::vector<float> replayed = results();
+  bool same = replayed.size() == eager.size() &&
+              std::memcmp(replayed.data(), eager.data(), eager.size() * 4) == 0;
+  expect(g.replaying() && g.replays() == 2 && same,
+         std::string("attention ") + (dtype == OFLOW_DT_BF16 ? "bf16" : "f16") +
+             " in a CUDA graph: replaying " + std::to_string(g.replaying()) + ", replays " +
+             std::to_string(g.replays()) + ", bits equal to eager calls " +
+             std::to_string(same) + "; " + g.eagerReason());
+}
+
+void checkAttention() {
+  const std::vector<AttnCase> cases = {
+      {96, 1024, 1024, 64, true, 0}, // GPT-2 small: 8 x 12 heads, T 1024
+      {3, 77, 77, 16, true, 0},      {2, 50, 130, 128, false, 0},
+      {5, 64, 64, 32, true, 0},      {4, 200, 200, 100, true, 0},
+      {2, 100, 100, 1, true, 0},     {3, 33, 70, 40, false, 1},
+      {2, 130, 130, 64, true, 1},    {1, 1, 1, 8, true, 0},
+  };
+  int before = gFailures;
+  double worst[2] = {0, 0};
+  for (int64_t dtype : {OFLOW_DT_BF16, OFLOW_DT_F16})
+    for (const AttnCase &c : cases) {
+      std::vector<int64_t> heads;
+      if (c.bh > 8)
+        heads = {0, c.bh / 2, c.bh - 1}; // the reference is slow: 3 heads
+      else
+        for (int64_t b = 0; b < c.bh; ++b)
+          heads.push_back(b);
+      double w = checkAttentionCase(dtype, c, heads);
+      worst[dtype == OFLOW_DT_F16] = std::max(worst[dtype == OFLOW_DT_F16], w);
+    }
+  if (gFailures != before)
+    return;
+  std::printf("ok: attention fwd/bwd against the reference, %zu cases x bf16/f16 (worst %.3g "
+              "bf16, %.3g f16 of max |ref|)\n",
+              cases.size(), worst[0], worst[1]);
+  checkAttentionGraph(OFLOW_DT_BF16);
+  checkAttentionGraph(OFLOW_DT_F16);
+  if (gFailures != before)
+    return;
+  std::printf("ok: attention calls captured into a CUDA graph replay the eager calls' bits\n");
+  for (int64_t dtype : {OFLOW_DT_BF16, OFLOW_DT_F16})
+    timeAttention(dtype, 96, 1024, 64);
+}
+
 void writeManifest(int64_t mesh) {
   std::string m = "oflow-manifest 1\nmode train\nmodel check\nbatch 4\n"
                   "state_bytes 64\nio_bytes 256\narena_bytes 64\nentry train\n"
@@ -627,6 +923,8 @@ int main(int argc, char **argv) {
       checkGemmLowp(OFLOW_DT_F16);
       cuda::gemmPadSettings() = saved;
     }
+    if (world == 1)
+      checkAttention();
     cuda::Context &ctx = cuda::context("check");
     if (world == 1) {
       // One-rank NCCL communicators, installed for mesh axis 0.
