@@ -36,9 +36,15 @@ void addBufferizePipeline(OpPassManager &pm, const BufferizeOptions &options) {
   addTextual(pm, "canonicalize,cse,func.func(oflow-drop-recompute-barriers,"
                  "oflow-duplicate-init-fills,"
                  "oflow-store-results-in-place),"
+                 // A value inserted into a larger tensor (a slice's
+                 // gradient, a concatenation's parts) is computed in place.
+                 "eliminate-empty-tensors,"
                  "one-shot-bufferize{bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map},"
-                 "canonicalize,cse");
+                 // The second canonicalize folds the copies between equal
+                 // subviews that in-place insertions leave, once CSE has
+                 // made them one value.
+                 "canonicalize,cse,canonicalize");
   PlanMemoryOptions plan;
   plan.reuse = options.reuseBuffers;
   plan.hostFlag = options.gpu;

@@ -65,21 +65,31 @@ static std::string num(double v) {
   return text;
 }
 
-/// oflow-fuse-attention where the runtime has kernels for the fused op:
-/// the CUDA targets (cuda-emulated runs the CPU runtime's reference of the
-/// same function) with tensor-core precisions. The CPU target keeps its
-/// BLAS GEMMs.
-static void addAttentionFusion(PassManager &pm, const CompileOptions &options) {
-  if (!options.fuseAttention || options.precision == "fp32" ||
-      options.target == Target::Cpu)
+/// The graph rewrites for cuBLASLt and the runtime's GPU kernels, before
+/// autodiff: zero weight rows for GEMMs with odd extents (every precision:
+/// fp32 executables may run TF32 tensor cores), and oflow-fuse-attention
+/// where the runtime has kernels for the fused op (tensor-core precisions;
+/// cuda-emulated runs the CPU runtime's reference of the same function).
+/// The CPU target keeps its BLAS GEMMs and unfused attention.
+static void addGpuGraphRewrites(PassManager &pm, const CompileOptions &options) {
+  if (options.target == Target::Cpu)
     return;
-  OFlowFuseAttentionOptions fuse;
-  fuse.precision = options.precision;
-  pm.addPass(createOFlowFuseAttention(fuse));
+  if (options.padGemmMinMacs > 0) {
+    OFlowPadGemmExtentsOptions pad;
+    // 16 bytes of the operands cuBLASLt reads: 8 halves, 4 floats.
+    pad.multiple = options.precision == "fp32" ? 4 : 8;
+    pad.minMacs = options.padGemmMinMacs;
+    pm.addPass(createOFlowPadGemmExtents(pad));
+  }
+  if (options.fuseAttention && options.precision != "fp32") {
+    OFlowFuseAttentionOptions fuse;
+    fuse.precision = options.precision;
+    pm.addPass(createOFlowFuseAttention(fuse));
+  }
 }
 
 LogicalResult addTrainingPasses(PassManager &pm, const CompileOptions &options) {
-  addAttentionFusion(pm, options);
+  addGpuGraphRewrites(pm, options);
   if (options.mode == Mode::Infer)
     return addTextual(pm, "oflow-build-infer-entry,canonicalize,cse");
   // Typed options: what the user set, nothing more; the passes own the

@@ -62,3 +62,29 @@ func.func @integer_and_transposed(%a: tensor<8x32xi32>, %b: tensor<32x16xi32>, %
       ins(%at, %bf : tensor<32x8xf32>, tensor<32x16xf32>) outs(%cf : tensor<8x16xf32>) -> tensor<8x16xf32>
   return %r, %t : tensor<8x16xi32>, tensor<8x16xf32>
 }
+
+// -----
+
+// An operand that is a tensor inserted into zeros (a padded GEMM's
+// gradient: slice_backward of oflow-pad-gemm-extents' slice) is rounded
+// before the insertion, and the zeros are built in bf16: the f32 padded
+// tensor is never needed.
+// CHECK-LABEL: func.func @padded_operand
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<8x16xbf16>
+// CHECK: %[[SLAB:.*]] = tensor.extract_slice %[[E]][0, 13] [8, 3] [1, 1] : tensor<8x16xbf16> to tensor<8x3xbf16>
+// CHECK: %[[Z:.*]] = linalg.fill ins(%{{.*}} : bf16) outs(%[[SLAB]] : tensor<8x3xbf16>)
+// CHECK: %[[ZS:.*]] = tensor.insert_slice %[[Z]] into %[[E]][0, 13] [8, 3] [1, 1]
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<8x13xf32>) outs(%{{.*}} : tensor<8x13xbf16>)
+// CHECK: %[[A:.*]] = tensor.insert_slice %[[R]] into %[[ZS]][0, 0] [8, 13] [1, 1] : tensor<8x13xbf16> into tensor<8x16xbf16>
+// CHECK: linalg.matmul {{.*}} ins(%[[A]], %{{.*}} : tensor<8x16xbf16>, tensor<8x32xbf16>)
+func.func @padded_operand(%g: tensor<8x13xf32>, %x: tensor<8x32xf32>, %init: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x16xf32>
+  %slab = tensor.extract_slice %e[0, 13] [8, 3] [1, 1] : tensor<8x16xf32> to tensor<8x3xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%slab : tensor<8x3xf32>) -> tensor<8x3xf32>
+  %zs = tensor.insert_slice %z into %e[0, 13] [8, 3] [1, 1] : tensor<8x3xf32> into tensor<8x16xf32>
+  %padded = tensor.insert_slice %g into %zs[0, 0] [8, 13] [1, 1] : tensor<8x13xf32> into tensor<8x16xf32>
+  %y = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%padded, %x : tensor<8x16xf32>, tensor<8x32xf32>) outs(%init : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %y : tensor<16x32xf32>
+}

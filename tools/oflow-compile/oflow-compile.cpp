@@ -205,6 +205,13 @@ int run(int argc, char **argv) {
                "matmul, softmax and matmul ops instead of one fused "
                "oflow.attention (the scores then go through memory)")
       ->group(debugging);
+  app.add_option("--pad-gemm-min-macs", options.padGemmMinMacs,
+                 "CUDA targets: a GEMM whose output extent is not a multiple of "
+                 "16 bytes (a vocabulary of 50257) gets zero weight rows up to a "
+                 "multiple of 64 when M*N*K is at least this (default 2^30; 0: "
+                 "never; the runtime then pads its copies instead)")
+      ->check(CLI::NonNegativeNumber)
+      ->group(debugging);
   app.add_flag("!--no-buffer-reuse", options.reuseBuffers,
                "give every buffer bytes of its own in the arena (no sharing "
                "between values whose lifetimes do not overlap)")

@@ -88,6 +88,42 @@ def OFlowFuseAttention : Pass<"oflow-fuse-attention", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::oflow::OFlowDialect"];
 }
 
+def OFlowPadGemmExtents : Pass<"oflow-pad-gemm-extents", "::mlir::ModuleOp"> {
+  let summary = "pad a large GEMM's odd output extent with zero weight rows";
+  let description = [{
+    For `oflow.matmul %x, %b` with a 2-D right operand, f32 result, an
+    output extent N that is not a multiple of `multiple`, and M * N * K of
+    at least `min-macs`: the weight gets zero rows (through its transpose,
+    or with `transpose_b`, as it is stored) up to a multiple of `pad-to`,
+    the product is computed [..., M, N'] and `oflow.slice`d back to N
+    columns. The slice is a strided view (no copy), its gradient writes
+    into the padded buffer, and the backward GEMMs inherit the even
+    extent. Run before autodiff. For cuBLASLt's tensor-core GEMMs, which
+    are several times slower on extents that are not 16 bytes' multiples
+    (GPT-2's 50257-word vocabulary).
+
+    ```mlir
+    %wt = oflow.transpose %w [1, 0] : (tensor<50257x768xf32>) -> tensor<768x50257xf32>
+    %y = oflow.matmul %x, %wt : (tensor<8192x768xf32>, tensor<768x50257xf32>) -> tensor<8192x50257xf32>
+    // becomes
+    %z = oflow.constant dense<0.0> : tensor<47x768xf32>
+    %wp = oflow.concat %w, %z {axis = 0 : i64} : (...) -> tensor<50304x768xf32>
+    %wpt = oflow.transpose %wp [1, 0] : (tensor<50304x768xf32>) -> tensor<768x50304xf32>
+    %yp = oflow.matmul %x, %wpt : (...) -> tensor<8192x50304xf32>
+    %y = oflow.slice %yp {offsets = array<i64: 0, 0>, sizes = array<i64: 8192, 50257>, strides = array<i64: 1, 1>}
+    ```
+  }];
+  let options = [
+    Option<"multiple", "multiple", "int64_t", "8",
+           "extents that are multiples of this stay as they are (8: 16 bytes of bf16)">,
+    Option<"padTo", "pad-to", "int64_t", "64",
+           "pad to a multiple of this">,
+    Option<"minMacs", "min-macs", "int64_t", "1073741824",
+           "only GEMMs with at least this many multiply-adds (M * N * K)">,
+  ];
+  let dependentDialects = ["::mlir::oflow::OFlowDialect"];
+}
+
 def OFlowFuseElementwise : Pass<"oflow-fuse-elementwise"> {
   let summary = "fuse elementwise linalg ops, keeping contractions and convolutions";
   let description = [{

@@ -96,6 +96,10 @@ struct CompileOptions {
   /// --no-fused-attention: CUDA targets with --precision bf16/fp16 keep
   /// attention as matmul, softmax, matmul (oflow-fuse-attention skipped).
   bool fuseAttention = true;
+  /// --pad-gemm-min-macs: CUDA targets pad a GEMM's odd output extent with
+  /// zero weight rows (oflow-pad-gemm-extents) when M * N * K is at least
+  /// this; 0 turns it off.
+  int64_t padGemmMinMacs = int64_t(1) << 30;
   /// How the CPU target runs f32 convolutions (--conv): dnnl (oneDNN's
   /// primitives, the default) or im2col (im2col + OpenBLAS GEMMs, depthwise
   /// ones as loops). The CUDA targets always use im2col.

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 
 namespace oflow {
 #define GEN_PASS_DEF_AUTOCAST
@@ -44,6 +45,44 @@ Value round(OpBuilder &b, Location loc, Value value, FloatType type) {
         linalg::YieldOp::create(nb, nloc, r);
       });
   return generic.getResult(0);
+}
+
+/// `value` rounded to `type` when it is a tensor inserted into zeros
+/// (slice_backward's form: `insert_slice %src into D`, D a chain of zero
+/// fills of slabs of a tensor.empty; a padded GEMM's gradient,
+/// oflow-pad-gemm-extents): `src` is rounded and inserted into the same
+/// zeros built in `type`, so that the rounding fuses into src's producer
+/// and the padded f32 tensor is never written. Null otherwise.
+Value roundPadded(OpBuilder &b, Location loc, Value value, FloatType type) {
+  auto insert = value.getDefiningOp<tensor::InsertSliceOp>();
+  if (!insert)
+    return {};
+  SmallVector<tensor::InsertSliceOp> slabs;
+  Value dest = insert.getDest();
+  while (auto slab = dest.getDefiningOp<tensor::InsertSliceOp>()) {
+    auto fill = slab.getSource().getDefiningOp<linalg::FillOp>();
+    if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+      return {};
+    slabs.push_back(slab);
+    dest = slab.getDest();
+  }
+  if (!dest.getDefiningOp<tensor::EmptyOp>())
+    return {};
+  auto shape = cast<RankedTensorType>(value.getType()).getShape();
+  Value zeros = tensor::EmptyOp::create(b, loc, shape, type);
+  Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.0));
+  for (tensor::InsertSliceOp slab : llvm::reverse(slabs)) {
+    Value part = tensor::ExtractSliceOp::create(
+        b, loc, zeros, slab.getMixedOffsets(), slab.getMixedSizes(),
+        slab.getMixedStrides());
+    Value filled = linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{part})
+                       .getResult(0);
+    zeros = tensor::InsertSliceOp::create(b, loc, filled, zeros, slab.getMixedOffsets(),
+                                          slab.getMixedSizes(), slab.getMixedStrides());
+  }
+  Value source = round(b, loc, insert.getSource(), type);
+  return tensor::InsertSliceOp::create(b, loc, source, zeros, insert.getMixedOffsets(),
+                                       insert.getMixedSizes(), insert.getMixedStrides());
 }
 
 /// Whether `op` is a plain f32 GEMM on static tensors.
@@ -81,8 +120,13 @@ struct AutocastPass : impl::AutocastBase<AutocastPass> {
     for (linalg::LinalgOp op : gemms) {
       OpBuilder b(op);
       Location loc = op.getLoc();
-      Value a = round(b, loc, op->getOperand(0), type);
-      Value bm = round(b, loc, op->getOperand(1), type);
+      auto rounded = [&](Value operand) {
+        if (Value padded = roundPadded(b, loc, operand, type))
+          return padded;
+        return round(b, loc, operand, type);
+      };
+      Value a = rounded(op->getOperand(0));
+      Value bm = rounded(op->getOperand(1));
       Value c = op->getOperand(2);
       // The same op on the rounded operands, with its indexing maps
       // (transposed operands); its body widens them to f32.

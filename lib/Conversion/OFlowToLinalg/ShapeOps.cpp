@@ -100,6 +100,43 @@ struct SliceLowering : OpConversionPattern<of::SliceOp> {
   }
 };
 
+/// `dest` with zeros written everywhere outside the unit-stride box
+/// `offsets` + `sizes`: for each dim d, the slabs below and above the box's
+/// range in d, over the box's range in the dims before d and all of the
+/// dims after (together exactly the complement).
+Value zerosOutside(OpBuilder &b, Location loc, Value dest,
+                   ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes) {
+  ArrayRef<int64_t> shape = shapeOf(dest);
+  int64_t rank = shape.size();
+  Value zero = scalarConstant(b, loc, elementTypeOf(dest), 0);
+  SmallVector<int64_t> ones(rank, 1);
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t end = offsets[d] + sizes[d];
+    for (auto [start, length] : {std::pair<int64_t, int64_t>{0, offsets[d]},
+                                 {end, shape[d] - end}}) {
+      if (length == 0)
+        continue;
+      SmallVector<int64_t> off(rank, 0), size(shape);
+      for (int64_t e = 0; e < d; ++e) {
+        off[e] = offsets[e];
+        size[e] = sizes[e];
+      }
+      off[d] = start;
+      size[d] = length;
+      Value slab = tensor::ExtractSliceOp::create(
+          b, loc, RankedTensorType::get(size, elementTypeOf(dest)), dest,
+          ValueRange{}, ValueRange{}, ValueRange{}, off, size, ones);
+      Value filled =
+          linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{slab})
+              .getResult(0);
+      dest = tensor::InsertSliceOp::create(b, loc, filled, dest, ValueRange{},
+                                           ValueRange{}, ValueRange{}, off,
+                                           size, ones);
+    }
+  }
+  return dest;
+}
+
 struct SliceBackwardLowering : OpConversionPattern<of::SliceBackwardOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -109,6 +146,24 @@ struct SliceBackwardLowering : OpConversionPattern<of::SliceBackwardOp> {
     auto type = op.getGradInput().getType();
     PositiveSlice s =
         normalizeSlice(op.getOffsets(), op.getSizes(), op.getStrides());
+    bool unitStrides = s.reversed.empty() &&
+                       llvm::all_of(s.strides, [](int64_t v) { return v == 1; });
+    if (unitStrides) {
+      // Zeros only around the slice (a padded GEMM's gradient,
+      // oflow-pad-gemm-extents: not a fill of all the logits' gradient
+      // before the copy into it; empty-tensor elimination before
+      // bufferization then has the gradient's producer write in place).
+      Value dest = zerosOutside(
+          rewriter, loc,
+          emptyTensor(rewriter, loc, type.getShape(), type.getElementType()),
+          s.offsets, op.getSizes());
+      SmallVector<int64_t> ones(type.getRank(), 1);
+      rewriter.replaceOp(op, tensor::InsertSliceOp::create(
+                                 rewriter, loc, adaptor.getGradOutput(), dest,
+                                 ValueRange{}, ValueRange{}, ValueRange{},
+                                 s.offsets, op.getSizes(), ones));
+      return success();
+    }
     Value grad = reverseDims(rewriter, loc, adaptor.getGradOutput(), s.reversed);
     Value zeros = filledTensor(
         rewriter, loc, type.getShape(),
