@@ -98,14 +98,12 @@ Value throughScale(Value v, double &scale) {
   return v;
 }
 
-bool usedOnce(Value v) { return v.hasOneUse(); }
-
 std::optional<Match> matchAttention(of::MatmulOp pv, int64_t maxHeadDim) {
   Match m;
   if (pv.getTransposeA() || pv.getTransposeB())
     return std::nullopt;
   auto softmax = pv.getLhs().getDefiningOp<of::SoftmaxOp>();
-  if (!softmax || !usedOnce(softmax.getResult()))
+  if (!softmax || !softmax.getResult().hasOneUse())
     return std::nullopt;
   auto probs = cast<RankedTensorType>(softmax.getType());
   int64_t rank = probs.getRank();
@@ -117,7 +115,7 @@ std::optional<Match> matchAttention(of::MatmulOp pv, int64_t maxHeadDim) {
   // The mask: where(m, -inf, s) masks where m holds, where(m, s, -inf)
   // where it does not; m may be an oflow.not of the constant.
   if (auto where = scores.getDefiningOp<of::WhereOp>()) {
-    if (!usedOnce(where.getResult()))
+    if (!where.getResult().hasOneUse())
       return std::nullopt;
     bool masksWhereTrue;
     Value kept;
@@ -155,13 +153,13 @@ std::optional<Match> matchAttention(of::MatmulOp pv, int64_t maxHeadDim) {
   }
   Value unscaled = throughScale(scores, m.scale);
   if (unscaled != scores) {
-    if (!usedOnce(scores) || unscaled.getType() != probs)
+    if (!scores.hasOneUse() || unscaled.getType() != probs)
       return std::nullopt;
     m.chain.push_back(scores.getDefiningOp());
     scores = unscaled;
   }
   auto qk = scores.getDefiningOp<of::MatmulOp>();
-  if (!qk || !usedOnce(qk.getResult()) || qk.getTransposeA())
+  if (!qk || !qk.getResult().hasOneUse() || qk.getTransposeA())
     return std::nullopt;
   m.chain.push_back(qk);
   m.query = qk.getLhs();
