@@ -8,6 +8,16 @@
 # last status line goes to build-fuzz/fuzz-log.txt.
 #
 #   bench/fuzz.sh MINUTES [HARNESS...]     (default: all seven)
+#
+# FUZZ_PARALLEL=1 runs the harnesses side by side (one process each) instead
+# of one after another. The issue's budgets are in CPU minutes, so each run's
+# log line records the CPU time its fuzzer really used (user + system, from
+# /usr/bin/time), which is less than MINUTES when it shared the cores.
+# FUZZ_TIMEOUT=S (default 10) is libFuzzer's -timeout, which is wall time:
+# on a machine shared with builds, a run at low priority can be starved past
+# 10 s on an input that takes 0.2 s alone, and a timeout ends the run. Such
+# runs use a longer one, and every timeout-* input is run alone again: only
+# one that still takes over 10 s is a hang.
 set -euo pipefail
 minutes=${1:?usage: bench/fuzz.sh MINUTES [HARNESS...]}
 shift
@@ -34,7 +44,8 @@ rm -rf "$seeds"
 # StringAttr::get whenever an attribute built here opened a new slab.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allow_user_poisoning=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-for h in $harnesses; do
+fuzz_one() {
+  local h=$1 corpus work findings maxlen log stats execs speed cpu
   corpus=$root/test/fuzz/corpus/$h
   work=$build/work/$h
   findings=$build/findings/$h
@@ -43,16 +54,25 @@ for h in $harnesses; do
   maxlen=$( (ls -l "$seeds/$h" "$corpus" 2>/dev/null | awk '{print $5}'; echo 4096) | sort -n | tail -1)
   log=$build/work/$h.log
   # Find: new inputs go to $work; crashes to $findings.
-  "$build/test/fuzz/oflow-fuzz-$h" "$work" "$corpus" "$seeds/$h" \
+  /usr/bin/time -o "$build/work/$h.time" -f "%U %S" \
+    "$build/test/fuzz/oflow-fuzz-$h" "$work" "$corpus" "$seeds/$h" \
       -max_total_time=$((minutes * 60)) -max_len="$maxlen" -rss_limit_mb=2048 \
-      -timeout=10 -artifact_prefix="$findings/" -print_final_stats=1 \
+      -timeout="${FUZZ_TIMEOUT:-10}" -artifact_prefix="$findings/" -print_final_stats=1 \
       >"$log" 2>&1 || echo "$h: stopped on a finding (see $findings, $log)"
   # Keep: only what adds coverage to the committed corpus.
   "$build/test/fuzz/oflow-fuzz-$h" -merge=1 "$corpus" "$work" "$seeds/$h" -max_len="$maxlen" \
-      -rss_limit_mb=2048 -timeout=10 >/dev/null 2>&1 || true
+      -rss_limit_mb=2048 -timeout="${FUZZ_TIMEOUT:-10}" >/dev/null 2>&1 || true
   stats=$(grep -E "^#[0-9]+.*(DONE|pulse|NEW|REDUCE)" "$log" | tail -1 || true)
   execs=$(grep -E "stat::number_of_executed_units" "$log" | awk '{print $2}' | tail -1 || true)
   speed=$(grep -E "stat::average_exec_per_sec" "$log" | awk '{print $2}' | tail -1 || true)
-  echo "$(date -u +%F) $h minutes=$minutes execs=${execs:-?} exec_per_s=${speed:-?} corpus=$(ls "$corpus" | wc -l) findings=$(ls "$findings" | wc -l) last: $stats" \
+  cpu=$(awk '/^[0-9.]+ [0-9.]+$/ {printf "%.1f", ($1 + $2) / 60}' "$build/work/$h.time")
+  echo "$(date -u +%F) $h minutes=$minutes cpu_minutes=${cpu:-?} execs=${execs:-?} exec_per_s=${speed:-?} corpus=$(ls "$corpus" | wc -l) findings=$(ls "$findings" | wc -l) last: $stats" \
     | tee -a "$build/fuzz-log.txt"
-done
+}
+
+if [ "${FUZZ_PARALLEL:-0}" = 1 ]; then
+  for h in $harnesses; do fuzz_one "$h" & done
+  wait
+else
+  for h in $harnesses; do fuzz_one "$h"; done
+fi

@@ -20,8 +20,11 @@ static void addTextual(OpPassManager &pm, const std::string &pipeline) {
 }
 
 void addBufferizePipeline(OpPassManager &pm, const BufferizeOptions &options) {
+  // On the GPU a transpose next to an elementwise op fuses into it (one
+  // kernel instead of two); the CPU keeps its cache-tiled transpose loops.
   if (options.fuseElementwise)
-    addTextual(pm, "func.func(oflow-fuse-elementwise)");
+    addTextual(pm, options.gpu ? "func.func(oflow-fuse-elementwise{transposes=true})"
+                               : "func.func(oflow-fuse-elementwise)");
   // Weights read transposed by the GEMM call, not copied transposed.
   addTextual(pm, "func.func(oflow-fold-gemm-transposes)");
   // Every float sum in chains of at most 64 adds (PyTorch-like accuracy);

@@ -133,7 +133,21 @@ def OFlowFuseElementwise : Pass<"oflow-fuse-elementwise"> {
     (`linalg.matmul`, `batch_matmul`, `conv_2d_*`, `pooling_*`) are neither
     fused nor reshaped: upstream would generalize them into
     `linalg.generic`s, which the library-call lowering cannot map to BLAS.
+
+    With `transposes`, a `linalg.transpose` first becomes a `linalg.generic`
+    when an elementwise generic produces its input for it alone or every
+    user of its result is an elementwise generic, so that the permutation
+    fuses into its neighbour: the producer writes its result permuted (an
+    attention head split after a bias add is then one kernel, not two). A
+    transpose that reaches a contraction, directly or through one unary
+    generic (a cast), is left for `oflow-fold-gemm-transposes`, which turns
+    it into the GEMM's own transposed read. The CUDA targets set it; the CPU
+    keeps its transpose loops, which are tiled for the cache.
   }];
+  let options = [
+    Option<"transposes", "transposes", "bool", "false",
+           "generalize transposes next to elementwise generics so they fuse">,
+  ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect",

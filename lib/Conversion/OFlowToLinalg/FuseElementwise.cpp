@@ -75,10 +75,81 @@ bool mayFuseProducer(OpOperand *operand) {
       .none();
 }
 
+/// An elementwise generic: every loop parallel, on tensors.
+bool isElementwiseGeneric(Operation *op) {
+  auto g = dyn_cast_or_null<linalg::GenericOp>(op);
+  return g && g.hasPureTensorSemantics() &&
+         g.getNumParallelLoops() == g.getNumLoops();
+}
+
+/// Whether `v` reaches a contraction or convolution directly or through one
+/// unary elementwise generic (the cast autocast puts before a GEMM operand):
+/// oflow-fold-gemm-transposes makes such a transpose the GEMM's own read.
+bool feedsLibraryOp(Value v) {
+  for (Operation *user : v.getUsers()) {
+    if (isLibraryOp(user))
+      return true;
+    auto g = dyn_cast<linalg::GenericOp>(user);
+    if (g && g.getNumDpsInputs() == 1 && g->getNumResults() == 1 &&
+        llvm::any_of(g->getResult(0).getUsers(), isLibraryOp))
+      return true;
+  }
+  return false;
+}
+
+bool isReshape(Operation *op) {
+  return isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op);
+}
+
+/// Whether every user of `v`, looking through reshapes (which the fusion
+/// propagates), is an elementwise generic.
+bool onlyElementwiseUsers(Value v) {
+  return !v.use_empty() && llvm::all_of(v.getUsers(), [](Operation *user) {
+    return isElementwiseGeneric(user) ||
+           (isReshape(user) && onlyElementwiseUsers(user->getResult(0)));
+  });
+}
+
+/// Whether fusing the transpose's permutation into a neighbour removes it:
+/// its input comes from an elementwise generic that has no other user
+/// (through single-use reshapes: a head split after a bias add), or every
+/// user of its result is an elementwise generic.
+bool transposeFuses(linalg::TransposeOp t) {
+  if (!t.hasPureTensorSemantics() || feedsLibraryOp(t->getResult(0)))
+    return false;
+  Value input = t.getInput();
+  while (isReshape(input.getDefiningOp()) && input.hasOneUse())
+    input = input.getDefiningOp()->getOperand(0);
+  if (isElementwiseGeneric(input.getDefiningOp()) && input.hasOneUse())
+    return true;
+  return onlyElementwiseUsers(t->getResult(0));
+}
+
+/// Rewrites the transposes that fuse as generics, before the fusion
+/// patterns run (the fused ops then are generics themselves).
+LogicalResult generalizeFusibleTransposes(Operation *root) {
+  SmallVector<linalg::TransposeOp> transposes;
+  root->walk([&](linalg::TransposeOp t) {
+    if (transposeFuses(t))
+      transposes.push_back(t);
+  });
+  IRRewriter rewriter(root->getContext());
+  for (linalg::TransposeOp t : transposes) {
+    rewriter.setInsertionPoint(t);
+    if (failed(linalg::generalizeNamedOp(rewriter, t)))
+      return t.emitError("could not rewrite the transpose as a linalg.generic");
+  }
+  return success();
+}
+
 struct OFlowFuseElementwise
     : impl::OFlowFuseElementwiseBase<OFlowFuseElementwise> {
+  using Base::Base;
+
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    if (transposes && failed(generalizeFusibleTransposes(getOperation())))
+      return signalPassFailure();
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, mayFuseProducer);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns,
