@@ -27,6 +27,12 @@ void addBufferizePipeline(OpPassManager &pm, const BufferizeOptions &options) {
                                : "func.func(oflow-fuse-elementwise)");
   // Weights read transposed by the GEMM call, not copied transposed.
   addTextual(pm, "func.func(oflow-fold-gemm-transposes)");
+  // On the GPU, loops of extent 1 go (keepdims statistics, 8x64x1): a
+  // normalization's backward then runs over the same rows as its
+  // reductions, and oflow-gpu-row-reductions makes it one warp-per-row
+  // kernel instead of a kernel per statistic.
+  if (options.gpu)
+    addTextual(pm, "func.func(oflow-drop-unit-loops)");
   // Every float sum in chains of at most 64 adds (PyTorch-like accuracy);
   // on the GPU also enough partial outputs to fill the chip (a column
   // reduction's 8 warps each take an eighth of the chain).

@@ -292,6 +292,26 @@ def ExpandStridedCopies : Pass<"oflow-expand-strided-copies", "mlir::func::FuncO
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def DropUnitLoops : Pass<"oflow-drop-unit-loops", "mlir::func::FuncOp"> {
+  let summary = "loops of extent 1 removed from top-level elementwise and reduction generics";
+  let description = [{
+    Upstream's unit-extent-dimension folding (`linalg-fold-unit-extent-dims`,
+    with reshapes around the operands), applied to the `linalg.generic`s on
+    tensors at the top level of a function. Statistics kept with keepdims
+    (a layer norm's mean and 1/std as [rows, 1], and the reductions over
+    [rows, 1, columns] that autodiff builds from them) then run over the
+    same loops as the row reductions they come from, which
+    oflow-gpu-row-reductions needs to put a normalization's backward in one
+    warp-per-row kernel instead of one kernel per statistic. Generics whose
+    maps are not plain loop indices (im2col's windows) are left alone, and
+    so are generics nested in loops (an embedding gradient's per-token
+    scatter), whose slices of one row bufferize in place only as they are.
+    The CUDA targets run it before bufferization.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
+                           "mlir::affine::AffineDialect"];
+}
+
 def GpuRowReductions : Pass<"oflow-gpu-row-reductions", "mlir::func::FuncOp"> {
   let summary = "row reductions and their row-wise consumers -> one warp per row";
   let description = [{
