@@ -61,6 +61,7 @@ fuzz_one() {
       >"$log" 2>&1 || echo "$h: stopped on a finding (see $findings, $log)"
   # Keep: only what adds coverage to the committed corpus.
   "$build/test/fuzz/oflow-fuzz-$h" -merge=1 "$corpus" "$work" "$seeds/$h" -max_len="$maxlen" \
+      -artifact_prefix="$findings/merge-" \
       -rss_limit_mb=2048 -timeout="${FUZZ_TIMEOUT:-10}" >/dev/null 2>&1 || true
   stats=$(grep -E "^#[0-9]+.*(DONE|pulse|NEW|REDUCE)" "$log" | tail -1 || true)
   execs=$(grep -E "stat::number_of_executed_units" "$log" | awk '{print $2}' | tail -1 || true)
