@@ -93,3 +93,37 @@ func.func @lone_transpose(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
   %t = linalg.transpose ins(%x : tensor<4x8xf32>) outs(%0 : tensor<8x4xf32>) permutation = [1, 0]
   return %t : tensor<8x4xf32>
 }
+
+// -----
+
+// A head gradient from the fused attention (a function argument here), put
+// back in token order for its bias sum and its rounding for the GEMMs: the
+// transpose fuses into both, the sum reading the heads permuted.
+// CHECK-LABEL: func.func @head_gradient_to_bias_sum_and_rounding
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["reduction", "reduction", "parallel", "parallel"]
+// CHECK: linalg.generic
+// CHECK: arith.truncf
+// CHECK-NOT: linalg.transpose
+// OFF-LABEL: func.func @head_gradient_to_bias_sum_and_rounding
+// OFF: linalg.transpose
+func.func @head_gradient_to_bias_sum_and_rounding(%dv: tensor<2x4x8x16xf32>) -> (tensor<4x16xf32>, tensor<2x8x4x16xbf16>) {
+  %0 = tensor.empty() : tensor<2x8x4x16xf32>
+  %t = linalg.transpose ins(%dv : tensor<2x4x8x16xf32>) outs(%0 : tensor<2x8x4x16xf32>) permutation = [0, 2, 1, 3]
+  %z = arith.constant 0.0 : f32
+  %1 = tensor.empty() : tensor<4x16xf32>
+  %2 = linalg.fill ins(%z : f32) outs(%1 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %3 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d2, d3)>], iterator_types = ["reduction", "reduction", "parallel", "parallel"]} ins(%t : tensor<2x8x4x16xf32>) outs(%2 : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  %4 = tensor.empty() : tensor<2x8x4x16xbf16>
+  %5 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%t : tensor<2x8x4x16xf32>) outs(%4 : tensor<2x8x4x16xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<2x8x4x16xbf16>
+  return %3, %5 : tensor<4x16xf32>, tensor<2x8x4x16xbf16>
+}

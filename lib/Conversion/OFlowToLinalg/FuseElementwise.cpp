@@ -102,18 +102,22 @@ bool isReshape(Operation *op) {
 }
 
 /// Whether every user of `v`, looking through reshapes (which the fusion
-/// propagates), is an elementwise generic.
-bool onlyElementwiseUsers(Value v) {
+/// propagates), is a generic on tensors: elementwise, or a reduction (a
+/// bias gradient's column sum), which the fusion reads through the
+/// permutation as well.
+bool onlyGenericUsers(Value v) {
   return !v.use_empty() && llvm::all_of(v.getUsers(), [](Operation *user) {
-    return isElementwiseGeneric(user) ||
-           (isReshape(user) && onlyElementwiseUsers(user->getResult(0)));
+    auto g = dyn_cast<linalg::GenericOp>(user);
+    return (g && g.hasPureTensorSemantics()) ||
+           (isReshape(user) && onlyGenericUsers(user->getResult(0)));
   });
 }
 
 /// Whether fusing the transpose's permutation into a neighbour removes it:
 /// its input comes from an elementwise generic that has no other user
 /// (through single-use reshapes: a head split after a bias add), or every
-/// user of its result is an elementwise generic.
+/// user of its result is a generic (the heads' gradients from the fused
+/// attention, read by their bias sums and their roundings for the GEMMs).
 bool transposeFuses(linalg::TransposeOp t) {
   if (!t.hasPureTensorSemantics() || feedsLibraryOp(t->getResult(0)))
     return false;
@@ -122,7 +126,7 @@ bool transposeFuses(linalg::TransposeOp t) {
     input = input.getDefiningOp()->getOperand(0);
   if (isElementwiseGeneric(input.getDefiningOp()) && input.hasOneUse())
     return true;
-  return onlyElementwiseUsers(t->getResult(0));
+  return onlyGenericUsers(t->getResult(0));
 }
 
 /// Rewrites the transposes that fuse as generics, before the fusion
