@@ -135,10 +135,12 @@ def OFlowFuseElementwise : Pass<"oflow-fuse-elementwise"> {
     `linalg.generic`s, which the library-call lowering cannot map to BLAS.
 
     With `transposes`, a `linalg.transpose` first becomes a `linalg.generic`
-    when an elementwise generic produces its input for it alone or every
-    user of its result is an elementwise generic, so that the permutation
-    fuses into its neighbour: the producer writes its result permuted (an
-    attention head split after a bias add is then one kernel, not two). A
+    when an elementwise generic produces its input for it alone (through
+    single-use reshapes) or every user of its result is a generic (through
+    reshapes; elementwise or reducing), so that the permutation fuses into
+    its neighbours: the producer writes its result permuted (an attention
+    head split after a bias add is then one kernel, not two), or the users
+    read through it (a head gradient's bias sum and its rounding). A
     transpose that reaches a contraction, directly or through one unary
     generic (a cast), is left for `oflow-fold-gemm-transposes`, which turns
     it into the GEMM's own transposed read. The CUDA targets set it; the CPU
