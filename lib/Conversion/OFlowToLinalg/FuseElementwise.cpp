@@ -10,6 +10,7 @@
 #include "oflow/Conversion/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace oflow {
@@ -75,11 +76,10 @@ bool mayFuseProducer(OpOperand *operand) {
       .none();
 }
 
-/// An elementwise generic: every loop parallel, on tensors.
+/// An elementwise generic on tensors.
 bool isElementwiseGeneric(Operation *op) {
   auto g = dyn_cast_or_null<linalg::GenericOp>(op);
-  return g && g.hasPureTensorSemantics() &&
-         g.getNumParallelLoops() == g.getNumLoops();
+  return g && g.hasPureTensorSemantics() && linalg::isElementwise(g);
 }
 
 /// Whether `v` reaches a contraction or convolution directly or through one
