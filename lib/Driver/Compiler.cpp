@@ -233,6 +233,16 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     emitError(cliLoc) << "--emit=ptx needs --target cuda";
     return 1;
   }
+  if (options.target == Target::Cpu && options.convLibrary == "cudnn") {
+    emitError(cliLoc) << "--conv cudnn needs --target cuda or cuda-emulated "
+                         "(the CPU target's library is dnnl)";
+    return 1;
+  }
+  if (options.target != Target::Cpu && options.convLibrary == "dnnl") {
+    emitError(cliLoc) << "--conv dnnl is the CPU target's; the CUDA targets "
+                         "take cudnn or im2col";
+    return 1;
+  }
   bool kernelReport =
       options.emit == EmitStage::Kernels || options.emit == EmitStage::KernelsJson;
   std::optional<DeviceProfile> device;

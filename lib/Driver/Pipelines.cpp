@@ -140,19 +140,31 @@ static void addRecomputePass(PassManager &pm, const CompileOptions &options) {
   pm.addPass(createRecompute(recompute));
 }
 
+std::string convLibraryOf(const CompileOptions &options) {
+  if (options.convLibrary == "im2col")
+    return "";
+  if (options.convLibrary != "auto")
+    return options.convLibrary;
+  return options.target == Target::Cpu ? "dnnl" : "cudnn";
+}
+
 LogicalResult addLinalgPasses(PassManager &pm, const CompileOptions &options) {
   std::string autocast;
   if (options.precision != "fp32")
     autocast = ",func.func(oflow-autocast{precision=" + options.precision + "})";
-  // oneDNN's convolutions are f32: with mixed precision the CPU keeps the
-  // GEMM path, whose operands oflow-autocast rounds like every target's.
+  // oneDNN's and cuDNN's convolutions are f32 here: with mixed precision
+  // the targets keep the GEMM path, whose operands oflow-autocast rounds.
   // With micro-batches the partition stage has recomputed (addPartitionPasses).
   if (options.microBatches == 1)
     addRecomputePass(pm, options);
   std::string lower = "oflow-lower-to-linalg";
-  if (options.target == Target::Cpu && options.convLibrary == "dnnl" &&
-      options.precision == "fp32")
-    lower += "{conv-library=dnnl}";
+  if (std::string library = convLibraryOf(options);
+      !library.empty() && options.precision == "fp32") {
+    int64_t workspace =
+        library == "cudnn" ? options.cudnnWorkspaceMb * (int64_t(1) << 20) : 0;
+    lower += "{conv-library=" + library +
+             " conv-workspace-bytes=" + std::to_string(workspace) + "}";
+  }
   return addTextual(pm, "oflow-bind-program-interface," + lower + autocast +
                             ",canonicalize,cse");
 }

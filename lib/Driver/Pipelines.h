@@ -27,6 +27,10 @@ mlir::LogicalResult addTrainingPasses(mlir::PassManager &pm,
                                       const CompileOptions &options);
 
 /// Training graph -> program interface bound, linalg on tensors.
+/// The convolution library --conv and the target choose: "dnnl", "cudnn",
+/// or "" (im2col).
+std::string convLibraryOf(const CompileOptions &options);
+
 mlir::LogicalResult addLinalgPasses(mlir::PassManager &pm,
                                     const CompileOptions &options);
 

@@ -106,6 +106,7 @@ struct Conv {
   std::vector<std::unique_ptr<Arg>> args;
   dnnl_memory_t scratchpad = nullptr;
   dnnl_memory_desc_t scratchpadDesc{};
+  size_t scratchpadBytes = 0;
 };
 
 struct Descs {
@@ -207,8 +208,7 @@ Conv create(Kind kind, const Geometry &g) {
   size_t scratchBytes = scratch ? dnnl_memory_desc_get_size(scratch) : 0;
   if (scratchBytes) {
     conv.scratchpadDesc = *scratch;
-    if (rt.scratchpad.size() < scratchBytes)
-      rt.scratchpad.resize(scratchBytes);
+    conv.scratchpadBytes = scratchBytes;
     check(dnnl_memory_create(&conv.scratchpad, &conv.scratchpadDesc, rt.engine,
                              DNNL_MEMORY_NONE),
           "memory_create (scratchpad)", kind, g);
@@ -278,7 +278,11 @@ void reorder(Arg &arg, Kind kind, const Geometry &g) {
         "primitive_execute (reorder)", kind, g);
 }
 
-void run(Kind kind, const Geometry &g, std::initializer_list<const void *> buffers) {
+/// Runs the primitive of `kind` and `g` on `buffers`; its scratchpad is
+/// the call's workspace where that is large enough (the memory plan's
+/// bytes), else the runtime's own buffer, grown to the largest needed.
+void run(Kind kind, const Geometry &g, std::initializer_list<const void *> buffers,
+         void *workspace, int64_t workspaceBytes) {
   static std::map<std::pair<Kind, Geometry>, Conv> cache;
   auto it = cache.find({kind, g});
   if (it == cache.end())
@@ -296,7 +300,14 @@ void run(Kind kind, const Geometry &g, std::initializer_list<const void *> buffe
     args.push_back({arg.kind, arg.inner});
   }
   if (conv.scratchpad) {
-    check(dnnl_memory_set_data_handle(conv.scratchpad, rt.scratchpad.data()),
+    void *scratch = workspace;
+    if (!workspace || workspaceBytes < 0 ||
+        static_cast<size_t>(workspaceBytes) < conv.scratchpadBytes) {
+      if (rt.scratchpad.size() < conv.scratchpadBytes)
+        rt.scratchpad.resize(conv.scratchpadBytes);
+      scratch = rt.scratchpad.data();
+    }
+    check(dnnl_memory_set_data_handle(conv.scratchpad, scratch),
           "memory_set_data_handle (scratchpad)", kind, g);
     args.push_back({DNNL_ARG_SCRATCHPAD, conv.scratchpad});
   }
@@ -318,24 +329,30 @@ void run(Kind kind, const Geometry &g, std::initializer_list<const void *> buffe
   }
 
 extern "C" void oflow_rt_conv2d_fwd(OFLOW_RT_CONV_GEOMETRY, const float *x,
-                                    const float *weight, float *y) {
-  run(Kind::Forward, OFLOW_RT_CONV_GEOMETRY_VALUES, {x, weight, y});
+                                    const float *weight, float *y,
+                                    void *workspace) {
+  run(Kind::Forward, OFLOW_RT_CONV_GEOMETRY_VALUES, {x, weight, y}, workspace,
+      workspace_bytes);
 }
 
 extern "C" void oflow_rt_conv2d_fwd_bias(OFLOW_RT_CONV_GEOMETRY,
                                          const float *x, const float *weight,
-                                         const float *bias, float *y) {
-  run(Kind::ForwardBias, OFLOW_RT_CONV_GEOMETRY_VALUES, {x, weight, bias, y});
+                                         const float *bias, float *y,
+                                         void *workspace) {
+  run(Kind::ForwardBias, OFLOW_RT_CONV_GEOMETRY_VALUES, {x, weight, bias, y},
+      workspace, workspace_bytes);
 }
 
 extern "C" void oflow_rt_conv2d_bwd_data(OFLOW_RT_CONV_GEOMETRY,
                                          const float *dy, const float *weight,
-                                         float *dx) {
-  run(Kind::BackwardData, OFLOW_RT_CONV_GEOMETRY_VALUES, {dy, weight, dx});
+                                         float *dx, void *workspace) {
+  run(Kind::BackwardData, OFLOW_RT_CONV_GEOMETRY_VALUES, {dy, weight, dx},
+      workspace, workspace_bytes);
 }
 
 extern "C" void oflow_rt_conv2d_bwd_filter(OFLOW_RT_CONV_GEOMETRY,
                                            const float *dy, const float *x,
-                                           float *dweight) {
-  run(Kind::BackwardFilter, OFLOW_RT_CONV_GEOMETRY_VALUES, {dy, x, dweight});
+                                           float *dweight, void *workspace) {
+  run(Kind::BackwardFilter, OFLOW_RT_CONV_GEOMETRY_VALUES, {dy, x, dweight},
+      workspace, workspace_bytes);
 }

@@ -111,11 +111,17 @@ int run(int argc, char **argv) {
                  "and all other ops stay f32")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--conv", options.convLibrary,
-                 "how --target cpu runs f32 convolutions and their "
-                 "gradients: dnnl (oneDNN's primitives, default) or im2col "
-                 "(im2col + BLAS GEMMs; depthwise ones as loops); the CUDA "
-                 "targets use im2col")
-      ->check(CLI::IsMember({"dnnl", "im2col"}));
+                 "how f32 convolutions and their gradients run: auto (the "
+                 "target's library, default), dnnl (oneDNN's primitives; "
+                 "--target cpu), cudnn (cuDNN; the CUDA targets, whose "
+                 "cuda-emulated runs the same calls with oneDNN) or im2col "
+                 "(im2col + GEMMs; depthwise ones as loops)")
+      ->check(CLI::IsMember({"auto", "dnnl", "cudnn", "im2col"}));
+  app.add_option("--cudnn-workspace-mb", options.cudnnWorkspaceMb,
+                 "MiB of workspace each cuDNN convolution call gets from the "
+                 "memory plan; only deterministic algorithms that fit it run "
+                 "(default 64)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--target", target,
                  "code generation target (cuda-emulated: the CUDA kernels as "
                  "CPU loops, to check them without a GPU)")

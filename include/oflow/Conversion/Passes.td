@@ -29,7 +29,10 @@ def OFlowLowerToLinalg : Pass<"oflow-lower-to-linalg", "::mlir::ModuleOp"> {
       with `conv-library=dnnl` (the CPU target) every f32 convolution and
       both its backward ops are instead one call each of the runtime's
       oneDNN primitives (`__oflow_rt_conv2d_{fwd,fwd_bias,bwd_data,
-      bwd_filter}_f32` on the tensors' buffers and a fresh result buffer);
+      bwd_filter}_f32` on the tensors' buffers, a fresh result buffer and
+      a workspace of `conv-workspace-bytes`, which the call may overwrite);
+      `conv-library=cudnn` (the CUDA targets) does the same for the f32
+      convolutions with symmetric pads, which cuDNN takes;
       pools the `linalg.pooling_nchw_*` ops; the other ops are
       `linalg.generic`s (the embedding gradient an `scf.for` over indices).
 
@@ -45,8 +48,12 @@ def OFlowLowerToLinalg : Pass<"oflow-lower-to-linalg", "::mlir::ModuleOp"> {
                "as they are like the program-state ops">,
     Option<"convLibrary", "conv-library", "std::string", "\"\"",
            "'dnnl': f32 convolutions and their gradients as calls of the "
-           "runtime's oneDNN primitives (CPU target); empty: im2col + GEMM "
-           "or direct loops">,
+           "runtime's oneDNN primitives (CPU target); 'cudnn': as calls of "
+           "its cuDNN convolutions (CUDA targets; symmetric pads only, the "
+           "others keep im2col); empty: im2col + GEMM or direct loops">,
+    Option<"convWorkspaceBytes", "conv-workspace-bytes", "int64_t", "0",
+           "with conv-library: the workspace each call gets from the memory "
+           "plan (cuDNN's algorithms, oneDNN's scratchpad)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

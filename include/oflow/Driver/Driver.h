@@ -100,10 +100,14 @@ struct CompileOptions {
   /// zero weight rows (oflow-pad-gemm-extents) when M * N * K is at least
   /// this; 0 turns it off.
   int64_t padGemmMinMacs = int64_t(1) << 30;
-  /// How the CPU target runs f32 convolutions (--conv): dnnl (oneDNN's
-  /// primitives, the default) or im2col (im2col + OpenBLAS GEMMs, depthwise
-  /// ones as loops). The CUDA targets always use im2col.
-  std::string convLibrary = "dnnl";
+  /// How f32 convolutions run (--conv): auto (the target's library: dnnl
+  /// on the CPU, cudnn on the CUDA targets), dnnl (oneDNN's primitives, CPU
+  /// only), cudnn (cuDNN, CUDA targets only; cuda-emulated runs the same
+  /// calls with oneDNN) or im2col (im2col + GEMMs, depthwise ones as loops).
+  std::string convLibrary = "auto";
+  /// --cudnn-workspace-mb: the workspace each cuDNN convolution call gets
+  /// from the memory plan (its algorithms are chosen to fit it).
+  int64_t cudnnWorkspaceMb = 64;
   /// --emulate-threads-reversed: cuda-emulated runs each interval of a
   /// warp-synchronous kernel's threads in descending order (race finding).
   bool emulateThreadsReversed = false;

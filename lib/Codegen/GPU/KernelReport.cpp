@@ -976,6 +976,51 @@ std::optional<KernelCost> attentionCost(func::CallOp call, const DeviceProfile &
   return k;
 }
 
+/// A convolution call (oflow_rt_conv2d_*: cuDNN, or its im2col fallback):
+/// its operands read and its result written once, the products at the
+/// profile's fp32 rate (the runtime's cuDNN math is FMA unless TF32 is
+/// allowed). The bias of `_fwd_bias` is one more node (cudnnAddTensor),
+/// which reads and writes the output once more.
+std::optional<KernelCost> convCost(func::CallOp call, const DeviceProfile &d) {
+  StringRef callee = call.getCallee();
+  if (!callee.starts_with("oflow_rt_conv2d_"))
+    return std::nullopt;
+  StringRef kind = callee.drop_front(StringRef("oflow_rt_conv2d_").size());
+  KernelCost k;
+  k.kind = "gemm";
+  k.name = callee.str();
+  k.nodes = kind == "fwd_bias" ? 2 : 1;
+  SmallVector<int64_t> g;
+  for (unsigned i = 0; i < 18 && i < call.getNumOperands(); ++i)
+    if (std::optional<int64_t> v = constantInt(call.getOperand(i)))
+      g.push_back(*v);
+  if (g.size() != 18 || g[17] <= 0) {
+    k.strategy = "conv (shape unknown)";
+    predict(k, d, k.nodes * d.launchSeconds);
+    return k;
+  }
+  double n = g[0], c = g[1], h = g[2], w = g[3], m = g[4], kh = g[5], kw = g[6],
+         oh = g[7], ow = g[8], groups = g[17];
+  double xBytes = n * c * h * w * 4, wBytes = m * (c / groups) * kh * kw * 4,
+         yBytes = n * m * oh * ow * 4;
+  k.strategy = llvm::formatv("conv {0} fp32 {1}x{2}x{3}x{4} -> {5} k{6}x{7}{8}",
+                             kind, g[0], g[1], g[2], g[3], g[4], g[5], g[6],
+                             g[17] > 1 ? " g" + std::to_string(g[17]) : "")
+                   .str();
+  k.flops = 2 * n * m * oh * ow * (c / groups) * kh * kw;
+  k.hbmBytes = xBytes + wBytes + yBytes;
+  if (kind == "fwd_bias")
+    k.hbmBytes += 2 * yBytes + m * 4;
+  k.l2Bytes = k.hbmBytes;
+  double memory = k.hbmBytes / d.hbmBytesPerSecond;
+  double compute = k.flops / d.gemmFlopsPerSecond("fp32");
+  k.bound = compute >= memory ? "compute" : "memory";
+  k.seconds = std::max(memory, compute) + k.nodes * d.launchSeconds;
+  if (std::max(memory, compute) < k.nodes * d.launchSeconds)
+    k.bound = "launch";
+  return k;
+}
+
 int64_t dtypeBytes(int64_t dtype) {
   switch (dtype) {
   case 1: case 3: return 8;
@@ -1095,6 +1140,8 @@ std::vector<EntryReport> analyzeProgram(ModuleOp module, const DeviceProfile &de
         if (!cost)
           cost = attentionCost(call, d);
         if (!cost)
+          cost = convCost(call, d);
+        if (!cost)
           cost = collectiveCost(call, d);
         if (cost)
           ++e.library;
@@ -1144,7 +1191,8 @@ std::string formatKernelReport(const std::vector<EntryReport> &entries,
                         e.entry, e.nodes, e.generated, e.library);
     if (int64_t copies = e.nodes - static_cast<int64_t>(e.launches.size()))
       os << llvm::formatv(", {0} more launches inside library calls: padded "
-                          "GEMMs' copies and memsets, attention's backward kernels",
+                          "GEMMs' copies and memsets, attention's backward "
+                          "kernels, convolutions' bias additions",
                           copies);
     os << llvm::formatv("), {0} HBM, {1}, predicted {2} us", human(e.hbmBytes, "B"),
                         human(e.flops, "FLOP"), microseconds(e.seconds));

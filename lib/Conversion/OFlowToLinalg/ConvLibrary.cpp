@@ -1,13 +1,17 @@
-//===- ConvLibrary.cpp - f32 convolutions as oneDNN calls (CPU target) ----===//
+//===- ConvLibrary.cpp - f32 convolutions as oneDNN / cuDNN calls ---------===//
 //
-// With `conv-library=dnnl`, oflow-lower-to-linalg turns each f32 conv2d and
-// its two backward ops into one call of the runtime's oneDNN convolution
-// (oflow_rt/abi.h, oflow_rt_conv2d_*) instead of im2col + GEMM or direct
-// loops. The call is emitted, as the collectives are, against a placeholder
-// taking memrefs (`__oflow_rt_conv2d_<kind>_f32`): the operands are the
-// tensors' own buffers (`to_buffer`, read only; bufferization copies only a
-// tensor whose buffer is not dense), the result a fresh buffer the memory
-// plan places; oflow-lower-runtime-calls later passes their addresses.
+// With `conv-library=dnnl` (CPU) or `cudnn` (CUDA targets),
+// oflow-lower-to-linalg turns each f32 conv2d and its two backward ops into
+// one call of the runtime's convolution (oflow_rt/abi.h, oflow_rt_conv2d_*:
+// oneDNN in the CPU runtime, which --target cuda-emulated links too, cuDNN
+// in the CUDA runtime) instead of im2col + GEMM or direct loops. The call
+// is emitted, as the collectives are, against a placeholder taking memrefs
+// (`__oflow_rt_conv2d_<kind>_f32`): the operands are the tensors' own
+// buffers (`to_buffer`, read only; bufferization copies only a tensor whose
+// buffer is not dense), the result a fresh buffer the memory plan places,
+// and so is the workspace (a second, unused result: the plan gives it the
+// call's duration only); oflow-lower-runtime-calls later passes their
+// addresses.
 //
 //===----------------------------------------------------------------------===//
 #include "ConvUtils.h"
@@ -22,8 +26,10 @@ namespace oflow::lowering {
 namespace {
 
 /// The runtime's geometry arguments, in its order: n, c, h, w, m, kh, kw,
-/// oh, ow, strides, dilations, pads (top, left, bottom, right), groups.
-SmallVector<int64_t> geometry(ArrayRef<int64_t> inShape,
+/// oh, ow, strides, dilations, pads (top, left, bottom, right), groups,
+/// workspace bytes.
+SmallVector<int64_t> geometry(const ConvLibraryOptions &conv,
+                              ArrayRef<int64_t> inShape,
                               ArrayRef<int64_t> weightShape,
                               ArrayRef<int64_t> outShape, const Window &window,
                               int64_t groups) {
@@ -34,51 +40,73 @@ SmallVector<int64_t> geometry(ArrayRef<int64_t> inShape,
   g.append(window.dilations.begin(), window.dilations.end());
   g.append(window.pads.begin(), window.pads.end());
   g.push_back(groups);
+  g.push_back(conv.workspaceBytes);
   return g;
 }
 
 /// Calls `__oflow_rt_conv2d_<kind>_f32` with `geom`, the buffers of
-/// `inputs` and a fresh result buffer of `resultShape`.
-Value callConv(OpBuilder &b, Location loc, Operation *anchor, StringRef kind,
+/// `inputs`, a fresh result buffer of `resultShape` and the workspace (at
+/// least one byte: every call passes a buffer, the runtime uses the bytes
+/// `geom` says).
+Value callConv(OpBuilder &b, Location loc, Operation *anchor,
+               const ConvLibraryOptions &conv, StringRef kind,
                ArrayRef<int64_t> geom, ValueRange inputs,
                ArrayRef<int64_t> resultShape) {
   SmallVector<Value> scalars;
   for (int64_t v : geom)
     scalars.push_back(arith::ConstantIntOp::create(b, loc, v, 64));
   std::string name = ("__oflow_rt_conv2d_" + kind + "_f32").str();
-  return callRuntimeLibrary(b, loc, anchor, name, scalars, inputs,
-                            {RankedTensorType::get(resultShape, b.getF32Type())})
+  auto workspace = RankedTensorType::get(
+      {std::max<int64_t>(conv.workspaceBytes, 1)}, b.getI8Type());
+  return callRuntimeLibrary(
+             b, loc, anchor, name, scalars, inputs,
+             {RankedTensorType::get(resultShape, b.getF32Type()), workspace})
       .front();
 }
 
 } // namespace
 
-bool convLowersThroughLibrary(Type elementType) { return elementType.isF32(); }
+bool convLowersThroughLibrary(const ConvLibraryOptions &conv, Type elementType,
+                              const Window &window) {
+  if (conv.library.empty() || !elementType.isF32())
+    return false;
+  // cuDNN's 2-D convolution descriptor has one pad per spatial dimension.
+  if (conv.library == "cudnn")
+    return window.pads.size() == 4 && window.pads[0] == window.pads[2] &&
+           window.pads[1] == window.pads[3];
+  return true;
+}
 
 Value conv2dThroughLibrary(OpBuilder &b, Location loc, Operation *anchor,
-                           Value x, Value w, Value bias,
-                           ArrayRef<int64_t> outShape, const Window &window,
-                           int64_t groups) {
-  auto geom = geometry(shapeOf(x), shapeOf(w), outShape, window, groups);
+                           const ConvLibraryOptions &conv, Value x, Value w,
+                           Value bias, ArrayRef<int64_t> outShape,
+                           const Window &window, int64_t groups) {
+  auto geom = geometry(conv, shapeOf(x), shapeOf(w), outShape, window, groups);
   if (bias)
-    return callConv(b, loc, anchor, "fwd_bias", geom, {x, w, bias}, outShape);
-  return callConv(b, loc, anchor, "fwd", geom, {x, w}, outShape);
+    return callConv(b, loc, anchor, conv, "fwd_bias", geom, {x, w, bias},
+                    outShape);
+  return callConv(b, loc, anchor, conv, "fwd", geom, {x, w}, outShape);
 }
 
 Value conv2dBackwardInputThroughLibrary(OpBuilder &b, Location loc,
-                                        Operation *anchor, Value dy, Value w,
+                                        Operation *anchor,
+                                        const ConvLibraryOptions &conv,
+                                        Value dy, Value w,
                                         ArrayRef<int64_t> inShape,
                                         const Window &window, int64_t groups) {
-  auto geom = geometry(inShape, shapeOf(w), shapeOf(dy), window, groups);
-  return callConv(b, loc, anchor, "bwd_data", geom, {dy, w}, inShape);
+  auto geom = geometry(conv, inShape, shapeOf(w), shapeOf(dy), window, groups);
+  return callConv(b, loc, anchor, conv, "bwd_data", geom, {dy, w}, inShape);
 }
 
 Value conv2dBackwardFilterThroughLibrary(OpBuilder &b, Location loc,
-                                         Operation *anchor, Value dy, Value x,
+                                         Operation *anchor,
+                                         const ConvLibraryOptions &conv,
+                                         Value dy, Value x,
                                          ArrayRef<int64_t> filterShape,
                                          const Window &window, int64_t groups) {
-  auto geom = geometry(shapeOf(x), filterShape, shapeOf(dy), window, groups);
-  return callConv(b, loc, anchor, "bwd_filter", geom, {dy, x}, filterShape);
+  auto geom = geometry(conv, shapeOf(x), filterShape, shapeOf(dy), window, groups);
+  return callConv(b, loc, anchor, conv, "bwd_filter", geom, {dy, x},
+                  filterShape);
 }
 
 } // namespace oflow::lowering

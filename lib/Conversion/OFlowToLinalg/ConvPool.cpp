@@ -156,13 +156,13 @@ Window convWindow(OpT op, ArrayRef<int64_t> weightShape) {
   return w;
 }
 
-/// The conv patterns take `library`: f32 convolutions become oneDNN calls
-/// (the CPU target's `conv-library=dnnl`).
+/// The conv patterns take `library`: which convolutions become oneDNN or
+/// cuDNN calls (`conv-library=dnnl|cudnn`).
 template <typename OpT>
 struct ConvPattern : OpConversionPattern<OpT> {
-  ConvPattern(MLIRContext *ctx, bool library)
+  ConvPattern(MLIRContext *ctx, const ConvLibraryOptions &library)
       : OpConversionPattern<OpT>(ctx), library(library) {}
-  bool library;
+  ConvLibraryOptions library;
 };
 
 struct Conv2dLowering : ConvPattern<of::Conv2dOp> {
@@ -174,9 +174,9 @@ struct Conv2dLowering : ConvPattern<of::Conv2dOp> {
     auto type = op.getOutput().getType();
     Type t = type.getElementType();
     ArrayRef<int64_t> weightShape = shapeOf(adaptor.getWeight());
-    if (library && convLowersThroughLibrary(t)) {
+    if (convLowersThroughLibrary(library, t, convWindow(op, weightShape))) {
       rewriter.replaceOp(
-          op, conv2dThroughLibrary(rewriter, loc, op, adaptor.getInput(),
+          op, conv2dThroughLibrary(rewriter, loc, op, library, adaptor.getInput(),
                                    adaptor.getWeight(), adaptor.getBias(),
                                    type.getShape(), convWindow(op, weightShape),
                                    op.getGroups()));
@@ -227,9 +227,9 @@ struct Conv2dBackwardInputLowering : ConvPattern<of::Conv2dBackwardInputOp> {
     ArrayRef<int64_t> kernel = shapeOf(w).drop_front(2);
     int64_t groups = op.getGroups();
     int64_t m = shapeOf(w)[0], cg = shapeOf(w)[1];
-    if (library && convLowersThroughLibrary(t)) {
+    if (convLowersThroughLibrary(library, t, convWindow(op, shapeOf(w)))) {
       rewriter.replaceOp(op, conv2dBackwardInputThroughLibrary(
-                                 rewriter, loc, op, dy, w, in,
+                                 rewriter, loc, op, library, dy, w, in,
                                  convWindow(op, shapeOf(w)), groups));
       return success();
     }
@@ -299,9 +299,10 @@ struct Conv2dBackwardFilterLowering
     Type t = type.getElementType();
     int64_t groups = op.getGroups();
     ArrayRef<int64_t> f = type.getShape();
-    if (library && convLowersThroughLibrary(t)) {
+    if (convLowersThroughLibrary(library, t, convWindow(op, f))) {
       rewriter.replaceOp(op, conv2dBackwardFilterThroughLibrary(
-                                 rewriter, loc, op, adaptor.getGradOutput(),
+                                 rewriter, loc, op, library,
+                                 adaptor.getGradOutput(),
                                  adaptor.getInput(), f, convWindow(op, f),
                                  groups));
       return success();
@@ -658,7 +659,8 @@ struct MaxPool2dBackwardLowering
 
 } // namespace
 
-void populateConvPoolPatterns(RewritePatternSet &patterns, bool convLibrary) {
+void populateConvPoolPatterns(RewritePatternSet &patterns,
+                              const ConvLibraryOptions &convLibrary) {
   patterns.add<Conv2dLowering, Conv2dBackwardInputLowering,
                Conv2dBackwardFilterLowering>(patterns.getContext(), convLibrary);
   patterns.add<MaxPool2dLowering,

@@ -58,29 +58,35 @@ Value conv2dBackwardFilterThroughGemm(OpBuilder &b, Location loc, Value dy,
                                       Value x, ArrayRef<int64_t> filterShape,
                                       const Window &window, int64_t groups);
 
-// Defined in ConvLibrary.cpp (`conv-library=dnnl`: the CPU target's
-// oneDNN calls).
+// Defined in ConvLibrary.cpp (`conv-library=dnnl|cudnn`: the runtime's
+// oneDNN or cuDNN calls).
 
-/// Whether a convolution of `elementType` can be a library call (f32: the
-/// runtime's primitives are f32; other types keep the loops).
-bool convLowersThroughLibrary(Type elementType);
+/// Whether a convolution of `elementType` over `window` is a call of the
+/// library `conv` names: f32 only (the runtimes' primitives are f32; other
+/// types keep the loops), and for cuDNN symmetric pads only.
+bool convLowersThroughLibrary(const ConvLibraryOptions &conv, Type elementType,
+                              const Window &window);
 
 /// y = conv(x, w) + bias (bias may be null) as one library call. `anchor`:
 /// an op of the module that gets the call's declaration.
 Value conv2dThroughLibrary(OpBuilder &b, Location loc, Operation *anchor,
-                           Value x, Value w, Value bias,
-                           ArrayRef<int64_t> outShape, const Window &window,
-                           int64_t groups);
+                           const ConvLibraryOptions &conv, Value x, Value w,
+                           Value bias, ArrayRef<int64_t> outShape,
+                           const Window &window, int64_t groups);
 
 /// The gradient with respect to the input of `inShape`, as one call.
 Value conv2dBackwardInputThroughLibrary(OpBuilder &b, Location loc,
-                                        Operation *anchor, Value dy, Value w,
+                                        Operation *anchor,
+                                        const ConvLibraryOptions &conv,
+                                        Value dy, Value w,
                                         ArrayRef<int64_t> inShape,
                                         const Window &window, int64_t groups);
 
 /// The gradient with respect to the filter of `filterShape`, as one call.
 Value conv2dBackwardFilterThroughLibrary(OpBuilder &b, Location loc,
-                                         Operation *anchor, Value dy, Value x,
+                                         Operation *anchor,
+                                         const ConvLibraryOptions &conv,
+                                         Value dy, Value x,
                                          ArrayRef<int64_t> filterShape,
                                          const Window &window, int64_t groups);
 

@@ -9,6 +9,7 @@
 #define OFLOW_LIB_CONVERSION_OFLOWTOLINALG_LOWERINGUTILS_H
 
 #include "OFlow/OFlowOps.h"
+#include "oflow/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -24,8 +25,9 @@ void populateElementwisePatterns(RewritePatternSet &patterns);
 void populateDropoutPatterns(RewritePatternSet &patterns);
 void populateReductionPatterns(RewritePatternSet &patterns);
 void populateLinearAlgebraPatterns(RewritePatternSet &patterns);
-/// `convLibrary`: f32 convolutions as oneDNN calls (ConvLibrary.cpp).
-void populateConvPoolPatterns(RewritePatternSet &patterns, bool convLibrary);
+/// `conv`: which convolutions are library calls (ConvLibrary.cpp).
+void populateConvPoolPatterns(RewritePatternSet &patterns,
+                              const ConvLibraryOptions &conv);
 void populateShapePatterns(RewritePatternSet &patterns);
 void populateGatherScatterPatterns(RewritePatternSet &patterns);
 void populateLossPatterns(RewritePatternSet &patterns);

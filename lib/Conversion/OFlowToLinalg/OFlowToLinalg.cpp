@@ -19,12 +19,12 @@ namespace oflow {
 #include "oflow/Conversion/Passes.h.inc"
 
 void populateOFlowToLinalgPatterns(mlir::RewritePatternSet &patterns,
-                                   bool convLibrary) {
+                                   const ConvLibraryOptions &conv) {
   lowering::populateElementwisePatterns(patterns);
   lowering::populateDropoutPatterns(patterns);
   lowering::populateReductionPatterns(patterns);
   lowering::populateLinearAlgebraPatterns(patterns);
-  lowering::populateConvPoolPatterns(patterns, convLibrary);
+  lowering::populateConvPoolPatterns(patterns, conv);
   lowering::populateShapePatterns(patterns);
   lowering::populateGatherScatterPatterns(patterns);
   lowering::populateLossPatterns(patterns);
@@ -60,14 +60,20 @@ struct OFlowLowerToLinalg
       }
       target.addLegalOp(op);
     }
-    if (convLibrary != "" && convLibrary != "dnnl") {
+    if (convLibrary != "" && convLibrary != "dnnl" && convLibrary != "cudnn") {
       getOperation().emitError("oflow-lower-to-linalg: conv-library must be "
-                               "empty or 'dnnl', not '")
+                               "empty, 'dnnl' or 'cudnn', not '")
           << convLibrary << "'";
       return signalPassFailure();
     }
+    if (convWorkspaceBytes < 0) {
+      getOperation().emitError("oflow-lower-to-linalg: conv-workspace-bytes "
+                               "must not be negative");
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(ctx);
-    populateOFlowToLinalgPatterns(patterns, convLibrary == "dnnl");
+    populateOFlowToLinalgPatterns(patterns,
+                                  {convLibrary, convWorkspaceBytes});
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

@@ -164,14 +164,20 @@ void oflow_rt_attention_bwd(int64_t dtype, int64_t causal, int64_t bh,
                             const float *out, const float *lse,
                             const float *dout, float *dq, float *dk,
                             float *dv, float *delta);
-/* 2-D convolutions of f32 NCHW tensors (CPU target; oneDNN's primitives,
- * created on the first call of each geometry and kept for the run). The
- * geometry, in this order: images n, input channels c, input rows h and
- * columns w, output channels m, kernel rows kh and columns kw, output rows
- * oh and columns ow, strides, dilations (1 = dense, as in ONNX), pads top,
- * left, bottom, right, groups. Weights are [m, c/groups, kh, kw]; every
- * buffer is dense row-major. A geometry oneDNN rejects ends the run with a
- * one-line error naming the function and the geometry.
+/* 2-D convolutions of f32 NCHW tensors: oneDNN's primitives in the CPU
+ * runtime (which --target cuda-emulated links too), cuDNN's in the CUDA
+ * runtime (loaded at start-up; where it is missing, or has no deterministic
+ * algorithm that fits the workspace, the runtime's own im2col kernels and
+ * cuBLASLt GEMMs), each created on the first call of its geometry and kept
+ * for the run. The geometry, in this order: images n, input channels c,
+ * input rows h and columns w, output channels m, kernel rows kh and columns
+ * kw, output rows oh and columns ow, strides, dilations (1 = dense, as in
+ * ONNX), pads top, left, bottom, right, groups, and the bytes of
+ * `workspace` (planned by the compiler for the call's duration; the call
+ * may overwrite them). Weights are [m, c/groups, kh, kw]; every buffer is
+ * dense row-major. A geometry the library rejects ends the run with a
+ * one-line error naming the function and the geometry. Results are
+ * deterministic.
  *   fwd:        y = conv(x, w)            (+ bias[m] with _fwd_bias)
  *   bwd_data:   dx = d conv(x, w) / dx applied to dy (dx overwritten)
  *   bwd_filter: dw = d conv(x, w) / dw applied to dy (dw overwritten) */
@@ -179,16 +185,19 @@ void oflow_rt_attention_bwd(int64_t dtype, int64_t causal, int64_t bh,
   int64_t n, int64_t c, int64_t h, int64_t w, int64_t m, int64_t kh,         \
       int64_t kw, int64_t oh, int64_t ow, int64_t stride_h, int64_t stride_w, \
       int64_t dilation_h, int64_t dilation_w, int64_t pad_top,              \
-      int64_t pad_left, int64_t pad_bottom, int64_t pad_right, int64_t groups
+      int64_t pad_left, int64_t pad_bottom, int64_t pad_right, int64_t groups, \
+      int64_t workspace_bytes
 void oflow_rt_conv2d_fwd(OFLOW_RT_CONV_GEOMETRY, const float *x,
-                         const float *weight, float *y);
+                         const float *weight, float *y, void *workspace);
 void oflow_rt_conv2d_fwd_bias(OFLOW_RT_CONV_GEOMETRY, const float *x,
                               const float *weight, const float *bias,
-                              float *y);
+                              float *y, void *workspace);
 void oflow_rt_conv2d_bwd_data(OFLOW_RT_CONV_GEOMETRY, const float *dy,
-                              const float *weight, float *dx);
+                              const float *weight, float *dx,
+                              void *workspace);
 void oflow_rt_conv2d_bwd_filter(OFLOW_RT_CONV_GEOMETRY, const float *dy,
-                                const float *x, float *dweight);
+                                const float *x, float *dweight,
+                                void *workspace);
 /* 1 while the executable runs with --check-memory (poison dead arena regions
  * after their last use), else 0. The GPU targets' generated code asks the
  * host here, so that without the flag no poisoning kernel is launched; the

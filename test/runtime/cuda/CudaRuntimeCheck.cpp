@@ -16,6 +16,9 @@
 //   - oflow_rt_gemm_lowp / _batched with bf16 and f16 A/B (the same cases,
 //     2-byte misaligned A, a reference in double from the same 16-bit
 //     values, error within 1e-4 of |alpha| sum |a b| + |beta c|),
+//   - oflow_rt_conv2d_* (cuDNN where the GPU machine has it, and the im2col
+//     fallback: asymmetric pads, a workspace too small) against the
+//     definition (test/runtime/ConvReference.h), with its time per call,
 //   - every collective through NCCL: on one-rank communicators, and under
 //     `mpirun -np N` (N GPUs) on a mesh of N against abi.h's formulas.
 // Prints one line per check; exits 1 on the first failure.
@@ -25,6 +28,7 @@
 #include "../../../runtime/lib/GraphReplay.h"
 #include "../../../runtime/lib/HalfFloat.h"
 #include "../../../runtime/lib/cuda/CudaContext.h"
+#include "../ConvReference.h"
 #include "oflow_rt/Distributed.h"
 #include "oflow_rt/Error.h"
 #include "oflow_rt/Program.h"
@@ -876,6 +880,95 @@ void checkAttention() {
     timeAttention(dtype, 96, 1024, 64);
 }
 
+// ---- oflow_rt_conv2d_* ----------------------------------------------------
+// Each geometry's four calls on device copies, against the definition in
+// double; `workspaceBytes` 0 sends what needs workspace to the fallback.
+// Prints the time per call of the forward and both gradients.
+void checkConvCase(const oflow_test::conv::Geometry &g, int64_t workspaceBytes) {
+  using namespace oflow_test::conv;
+  cudaStream_t stream = cuda::context("check").stream;
+  Problem p = problemFor(g);
+  float *x = toDevice(p.x), *w = toDevice(p.w), *bias = toDevice(p.bias), *dy = toDevice(p.dy);
+  std::vector<float> nan(std::max(p.x.size(), std::max(p.y.size(), p.w.size())), NAN);
+  float *y = toDevice(std::vector<float>(nan.begin(), nan.begin() + p.y.size()));
+  float *dx = toDevice(std::vector<float>(nan.begin(), nan.begin() + p.x.size()));
+  float *dw = toDevice(std::vector<float>(nan.begin(), nan.begin() + p.w.size()));
+  void *ws = nullptr;
+  cuda::check(cudaMalloc(&ws, std::max<int64_t>(workspaceBytes, 1)), "cudaMalloc");
+#define GEOMETRY                                                                      \
+  g.n, g.c, g.h, g.w, g.m, g.kh, g.kw, g.oh(), g.ow(), g.sh, g.sw, g.dh, g.dw, g.pt, \
+      g.pl, g.pb, g.pr, g.groups, workspaceBytes
+  auto compare = [&](const std::vector<double> &want, float *got, const char *what) {
+    syncOrFail(g.name() + ": " + what);
+    std::vector<float> host(want.size());
+    cuda::check(cudaMemcpy(host.data(), got, host.size() * 4, cudaMemcpyDeviceToHost),
+                "cudaMemcpy");
+    double worst = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+      worst = std::max(worst, std::fabs(host[i] - want[i]) / (1 + std::fabs(want[i])));
+    expect(worst <= 1e-4, "conv2d " + std::string(what) + " " + g.name() +
+                              ", workspace " + std::to_string(workspaceBytes) + ": error " +
+                              std::to_string(worst));
+  };
+  oflow_rt_conv2d_fwd(GEOMETRY, x, w, y, ws);
+  compare(p.y, y, "fwd");
+  oflow_rt_conv2d_fwd_bias(GEOMETRY, x, w, bias, y, ws);
+  compare(p.yb, y, "fwd_bias");
+  oflow_rt_conv2d_bwd_data(GEOMETRY, dy, w, dx, ws);
+  compare(p.dx, dx, "bwd_data");
+  oflow_rt_conv2d_bwd_filter(GEOMETRY, dy, x, dw, ws);
+  compare(p.dw, dw, "bwd_filter");
+  // Time per call, after the first (which chose the algorithms).
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  float ms[3] = {0, 0, 0};
+  for (int kind = 0; kind < 3; ++kind) {
+    cudaEventRecord(start, stream);
+    for (int i = 0; i < 10; ++i) {
+      if (kind == 0)
+        oflow_rt_conv2d_fwd(GEOMETRY, x, w, y, ws);
+      else if (kind == 1)
+        oflow_rt_conv2d_bwd_data(GEOMETRY, dy, w, dx, ws);
+      else
+        oflow_rt_conv2d_bwd_filter(GEOMETRY, dy, x, dw, ws);
+    }
+    cudaEventRecord(stop, stream);
+    syncOrFail(g.name() + ": timing");
+    cudaEventElapsedTime(&ms[kind], start, stop);
+  }
+#undef GEOMETRY
+  std::printf("  conv %s, workspace %lld: fwd %.1f us, bwd_data %.1f us, bwd_filter %.1f us\n",
+              g.name().c_str(), static_cast<long long>(workspaceBytes), ms[0] * 100,
+              ms[1] * 100, ms[2] * 100);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  for (float *b : {x, w, bias, dy, y, dx, dw})
+    cudaFree(b);
+  cudaFree(ws);
+}
+
+void checkConv() {
+  using oflow_test::conv::Geometry;
+  // n c h w m kh kw sh sw dh dw pt pl pb pr groups (as ConvDnnlTest's, and a
+  // ResNet-50 stage-1 3x3 at batch 8); asymmetric pads run the fallback.
+  const Geometry cases[] = {
+      {2, 3, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},    {2, 3, 16, 16, 4, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1},
+      {2, 8, 8, 8, 16, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1},   {2, 4, 8, 7, 6, 3, 3, 2, 2, 1, 2, 1, 0, 1, 2, 2},
+      {1, 6, 7, 7, 6, 3, 3, 2, 1, 1, 1, 1, 1, 0, 1, 6},    {2, 4, 9, 9, 4, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1},
+      {1, 2, 8, 8, 3, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 1},    {8, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+      {8, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16}};
+  int before = gFailures;
+  for (const Geometry &g : cases)
+    checkConvCase(g, int64_t(64) << 20);
+  // No workspace: cuDNN's algorithms that need some are out, what is left
+  // runs cuDNN's zero-workspace algorithm or the fallback.
+  checkConvCase(cases[0], 0);
+  checkConvCase(cases[7], 0);
+  if (gFailures == before)
+    std::printf("ok: conv2d, %d cases\n", int(std::size(cases)) + 2);
+}
+
 void writeManifest(int64_t mesh) {
   std::string m = "oflow-manifest 1\nmode train\nmodel check\nbatch 4\n"
                   "state_bytes 64\nio_bytes 256\narena_bytes 64\nentry train\n"
@@ -923,8 +1016,10 @@ int main(int argc, char **argv) {
       checkGemmLowp(OFLOW_DT_F16);
       cuda::gemmPadSettings() = saved;
     }
-    if (world == 1)
+    if (world == 1) {
       checkAttention();
+      checkConv();
+    }
     cuda::Context &ctx = cuda::context("check");
     if (world == 1) {
       // One-rank NCCL communicators, installed for mesh axis 0.
