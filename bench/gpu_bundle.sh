@@ -29,6 +29,9 @@
 #   gpt2s/{tokens,targets}.npy, gpt2s/config.json
 #   gpt2s/kernels-{fp32,bf16}.json  --emit=kernels-json of the GPT-2 executables (CUDA;
 #                          the dry run: cuda-emulated)
+#   bin/resnet50[-bf16]    torchvision's ResNet-50 (224x224, batch 64; SGD), weights read at start
+#   resnet50/resnet50.onnx the graph (its weights regenerated there: bench/resnet50.py), config.json,
+#                          kernels-fp32.json
 #   lib.tar.gz             lib/: the shared libraries of bin/* the GPU machine may lack (ldd)
 #   bundle.json            what was built, with which flags and steps
 # It fails when the bundle exceeds 60 MiB.
@@ -179,6 +182,35 @@ else
 fi
 rm -rf "$WORK/gpt2s"   # the 500 MB of weights stay here
 
+# --- ResNet-50 (issue #17) ----------------------------------------------------
+# The graph only (100 MB of weights are regenerated on the GPU machine:
+# bench/resnet50.py); plain SGD (AdamW's normalised steps amplify the last
+# bits of near-zero gradients into different trajectories within a few
+# steps, on either side). The dry run: batch 2 at 64x64.
+RN_BATCH=64; RN_SIZE=224
+((DRY)) && { RN_BATCH=2; RN_SIZE=64; }
+RN_FLAGS=(--optimizer sgd --lr 0.01 --embed-weights-limit 0
+          ${OPT_LEVEL:+-O "$OPT_LEVEL"})
+mkdir -p "$OUT/resnet50"
+log "resnet50: export (${RN_SIZE}x${RN_SIZE}, batch $RN_BATCH), the graph only"
+if $PY bench/resnet50.py export --out "$WORK/resnet50" --batch "$RN_BATCH" --size "$RN_SIZE" \
+    >/dev/null 2>"$WORK/rn50.err"; then
+  cp "$WORK/resnet50/resnet50.onnx" "$WORK/resnet50/config.json" "$OUT/resnet50/"
+  for prec in fp32 bf16; do
+    exe=resnet50; [ "$prec" = bf16 ] && exe=resnet50-bf16
+    log "resnet50: compile --target $TARGET --precision $prec"
+    ( time "$COMPILER" "$WORK/resnet50/resnet50.onnx" --target "$TARGET" -q "${RN_FLAGS[@]}" \
+        --precision "$prec" -o "$OUT/bin/$exe" ) 2>&1 | grep -E 'real|error' | sed 's/^/  /'
+  done
+  target=cuda; ((DRY)) && target=cuda-emulated
+  "$COMPILER" "$WORK/resnet50/resnet50.onnx" --target "$target" -q "${RN_FLAGS[@]}" \
+    --emit=kernels-json -o "$OUT/resnet50/kernels-fp32.json" ||
+    echo "  resnet50: --emit=kernels-json failed"
+else
+  echo "  resnet50 export failed (its rows will be n/a): $(tail -c 300 "$WORK/rn50.err")"
+fi
+rm -rf "$WORK/resnet50"
+
 # The CUDA runtime's own GPU test (gpu_check's runtime-check part).
 if [ "$TARGET" = cuda ] && [ -x "$(dirname "$COMPILER")/oflow-cuda-runtime-check" ]; then
   cp "$(dirname "$COMPILER")/oflow-cuda-runtime-check" "$OUT/bin/"
@@ -226,9 +258,18 @@ gpt2 = {"config": "gpt2s/config.json", "graph": "gpt2s/gpt2s.onnx", "optimizer":
 unsup = os.path.join(out, "gpt2s", "bf16.unsupported")
 if os.path.exists(unsup):
     gpt2["bf16_unsupported"] = open(unsup).read().strip()
+rn_cfg = os.path.join(out, "resnet50", "config.json")
+resnet50 = None
+if os.path.exists(rn_cfg):
+    c = json.load(open(rn_cfg))
+    resnet50 = {"graph": "resnet50/resnet50.onnx", "batch": c["batch"], "size": c["size"],
+                "seed": c["seed"], "params": c["params"], "optimizer": "sgd", "lr": 0.01,
+                "executables": [e for e in ("resnet50", "resnet50-bf16")
+                                if os.path.exists(os.path.join(out, "bin", e))]}
 meta = {"target": target, "cpu_dry_run": dry == "1", "gpt2_config": g2cfg, "commit": rev,
         "dirty": bool(dirty), "built": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "compiler": os.path.relpath(compiler), "examples": examples, "gpt2s": gpt2}
+        "compiler": os.path.relpath(compiler), "examples": examples, "gpt2s": gpt2,
+        "resnet50": resnet50}
 with open(os.path.join(out, "bundle.json"), "w") as f:
     json.dump(meta, f, indent=1)
     f.write("\n")

@@ -199,14 +199,19 @@ def onnx_initializers(path):
     return [(i.name, numpy_helper.to_array(i)) for i in model.graph.initializer]
 
 
-def train_torch(torch, model, data, batch, steps, lr, wd, device, bf16=False, compile_=False):
-    """Train `model` for `steps` steps (rows (k*B+i) mod N); return losses, step seconds, peak bytes."""
+def train_torch(torch, model, data, batch, steps, lr, wd, device, bf16=False, compile_=False,
+                optimizer="adamw"):
+    """Train `model` for `steps` steps (rows (k*B+i) mod N) with AdamW or plain SGD
+    (`optimizer`); return losses, step seconds, peak bytes."""
     if device == "cuda":
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
     model = model.to(device)
     model.train()
-    opt = make_adamw(torch, model.parameters(), lr, wd, device)
+    if optimizer == "sgd":
+        opt = torch.optim.SGD(model.parameters(), lr=lr)
+    else:
+        opt = make_adamw(torch, model.parameters(), lr, wd, device)
     fwd = torch.compile(model) if compile_ else model
     tensors = [torch.from_numpy(d).to(device) for d in data]
     n = len(data[0])
@@ -434,6 +439,133 @@ def cmd_gpt2_oflow(a):
         print("  step times (ms) %s" % " ".join("%.1f" % (1e3 * x) for x in res["step_times_s"]))
     write_result(a.res, "gpt2-oflow-" + label, res)
     return 1 if err else 0
+
+
+# ----------------------------------------------------------------------------- ResNet-50 (#17)
+
+def resnet50_module():
+    return import_path("oflow_resnet50", os.path.join(ROOT, "bench", "resnet50.py"))
+
+
+def cmd_resnet50_weights(a):
+    b = load_bundle(a.bundle)
+    r = b.get("resnet50")
+    if not r:
+        write_result(a.res, "resnet50-weights", {"error": "not in the bundle"})
+        print("  not in the bundle")
+        return 1
+    R = resnet50_module()
+    t = time.time()
+    count, size = R.regenerate(os.path.join(a.bundle, r["graph"]), a.dest, r["batch"], r["size"],
+                               rows=2 * r["batch"], seed=r["seed"])
+    res = {"initializers": count, "bytes": size, "seconds": time.time() - t}
+    print("  %d initializers, %.1f MB, %.1f s -> %s" % (count, size / 1e6, res["seconds"], a.dest))
+    write_result(a.res, "resnet50-weights", res)
+    return 0
+
+
+def cmd_resnet50_oflow(a):
+    b = load_bundle(a.bundle)
+    r = b.get("resnet50") or {}
+    res = {"impl": "oflow", "precision": a.precision, "steps": a.steps, "warmup": a.warmup,
+           "images_per_step": r.get("batch")}
+    args = ["--steps", str(a.steps), "--weights", os.path.join(a.dest, "resnet50.onnx"),
+            "--data", "x=" + os.path.join(a.dest, "x.npy"),
+            "--data", "y=" + os.path.join(a.dest, "y.npy")]
+    t = time.time()
+    recs, err = run_oflow(os.path.join(a.bundle, a.exe), args,
+                          os.path.join(a.res, "resnet50-oflow-%s.jsonl" % a.precision), a.timeout)
+    res["wall_s"] = time.time() - t
+    if err:
+        res["error"] = err
+        print("  " + err)
+    if recs:
+        res["losses"] = [x["loss"] for x in recs]
+        el = [x["elapsed_s"] for x in recs]
+        res["first_step_s"] = el[0] if el else None
+        res["step_times_s"] = step_times(el, a.warmup) or step_times(el, 1) or el[:1]
+        res["device_bytes"] = device_bytes(recs)
+        print("  losses %s" % " ".join("%.4f" % x for x in res["losses"]))
+        print("  step times (ms) %s" % " ".join("%.1f" % (1e3 * x) for x in res["step_times_s"]))
+    write_result(a.res, "resnet50-oflow-" + a.precision, res)
+    return 1 if err else 0
+
+
+def cmd_resnet50_torch(a):
+    import numpy as np
+    b = load_bundle(a.bundle)
+    r = b.get("resnet50") or {}
+    R = resnet50_module()
+    import torch
+    data = [np.load(os.path.join(a.dest, n)) for n in ("x.npy", "y.npy")]
+    failed = 0
+    for mode in a.modes.split(","):
+        _, precision = mode.split("-")
+        name = "resnet50-torch-" + mode
+        res = {"impl": "torch eager", "precision": precision, "steps": a.steps,
+               "warmup": a.warmup, "images_per_step": r.get("batch"), "torch": torch.__version__}
+        try:
+            torch_setup(a.device, precision)
+            model = R.torch_model(os.path.join(a.dest, "resnet50.onnx"))
+            t = time.time()
+            losses, times, peak = train_torch(torch, model, data, r["batch"], a.steps, r["lr"], 0.0,
+                                              a.device, bf16=precision == "bf16",
+                                              optimizer=r["optimizer"])
+            res.update(losses=losses, step_times_s=times[a.warmup:], first_step_s=times[0],
+                       device_bytes=peak, wall_s=time.time() - t)
+            print("  %s: losses %s" % (mode, " ".join("%.4f" % x for x in losses)))
+            print("  %s: step times (ms) %s" % (mode, " ".join("%.1f" % (1e3 * x) for x in times)))
+        except Exception as e:
+            res["error"] = "%s: %s" % (e.__class__.__name__, last_line(str(e)))
+            print("  %s: %s" % (mode, res["error"]))
+            failed = 1
+        write_result(a.res, name, res)
+        model = None
+        if a.device == "cuda":
+            torch.cuda.empty_cache()
+    return failed
+
+
+def resnet50_report(res, b, part_status):
+    """The ResNet-50 rows (issue #17: oflow at least as fast as torch eager)."""
+    r = b.get("resnet50")
+    if not r:
+        return ["### ResNet-50: not in the bundle", ""]
+    L = ["### ResNet-50 (torchvision, %dx%d, batch %d, 1000 classes; %s lr %g)" % (
+        r["size"], r["size"], r["batch"], r["optimizer"], r["lr"]), ""]
+    w = read_result(res, "resnet50-weights")
+    L.append("Weights and images regenerated from the seed: %s." % (
+        "%d initializers in %.1f s" % (w["initializers"], w["seconds"]) if w and "seconds" in w
+        else status_of(part_status, "resnet50-weights", w)))
+    L.append("")
+    L.append("| implementation | precision | status | step (ms, median) | images/s | peak device memory (GiB) | step 0 (s) | loss first → last | max rel Δ loss vs torch eager, same precision |")
+    L.append("|---|---|---|---:|---:|---:|---:|---|---:|")
+    times = {}
+    for prec in ("fp32", "bf16"):
+        for impl, name in (("oflow", "resnet50-oflow-" + prec), ("torch eager", "resnet50-torch-eager-" + prec)):
+            x = read_result(res, name)
+            st = status_of(part_status, name, x, group="resnet50-torch" if impl != "oflow" else None)
+            x = x or {}
+            losses = x.get("losses") or []
+            if x.get("step_times_s"):
+                step = statistics.median(x["step_times_s"])
+                times[name] = step
+                ref = read_result(res, "resnet50-torch-eager-" + prec) or {}
+                rel = max_rel(losses, ref.get("losses")) if impl == "oflow" else None
+                L.append("| %s | %s | %s | %.1f | %.0f | %s | %.2f | %s | %s |" % (
+                    impl, prec + (" (TF32 off)" if prec == "fp32" else ""), st, 1e3 * step,
+                    r["batch"] / step, fmt_bytes(x.get("device_bytes")), x.get("first_step_s") or 0.0,
+                    "%.4f → %.4f" % (losses[0], losses[-1]) if losses else "n/a", fmt_rel(rel)))
+            else:
+                L.append("| %s | %s | %s | n/a | n/a | n/a | n/a | n/a | n/a |" % (impl, prec, st))
+    L.append("")
+    for prec in ("fp32", "bf16"):
+        mine, theirs = times.get("resnet50-oflow-" + prec), times.get("resnet50-torch-eager-" + prec)
+        L.append("- ResNet-50 %s: oflow at least as fast as torch eager: %s" % (
+            prec, "n/a (missing a side)" if not (mine and theirs) else
+            "%s (%.1f vs %.1f ms)" % ("yes" if mine <= theirs else "NO", 1e3 * mine, 1e3 * theirs)))
+    L.append("")
+    return L
 
 
 PROFILE_ROW = re.compile(r"^\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s+([\d.]+)\s+(\S.*)$")
@@ -1106,6 +1238,8 @@ def cmd_report(a):
             "%.1f%%" % (100 * mfu_b) if mfu_b is not None else
             "no bf16 executable: " + str(b.get("gpt2s", {}).get("bf16_unsupported", "not built"))))
         del o
+    L.append("")
+    L.extend(resnet50_report(res, b, part_status))
     failed = sorted(k for k, v in part_status.items() if v.startswith(("failed", "timeout")))
     skipped = sorted(k for k, v in part_status.items() if v.startswith("skipped"))
     L.append("")
@@ -1122,13 +1256,14 @@ def cmd_report(a):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("part", choices=["env", "ldd", "runtime-check", "example", "gpt2-weights", "gpt2-oflow",
-                                    "gpt2-profile", "gpt2-torch", "calibrate", "report"])
+                                    "gpt2-profile", "gpt2-torch", "calibrate", "resnet50-weights",
+                                    "resnet50-oflow", "resnet50-torch", "report"])
     p.add_argument("name", nargs="?")
     p.add_argument("--bundle", required=True)
     p.add_argument("--res", required=True)
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     p.add_argument("--timeout", type=int, default=120, help="for the oflow executable")
-    p.add_argument("--dest", help="gpt2-weights: where to write the weights")
+    p.add_argument("--dest", help="gpt2-weights, resnet50-*: where the regenerated weights are")
     p.add_argument("--weights", help="the regenerated GPT-2 weights (ONNX)")
     p.add_argument("--exe", default="bin/gpt2s")
     p.add_argument("--precision", default="fp32")
@@ -1139,7 +1274,9 @@ def main():
     a = p.parse_args()
     return {"env": cmd_env, "ldd": cmd_ldd, "runtime-check": cmd_runtime_check, "example": cmd_example, "gpt2-weights": cmd_gpt2_weights,
             "gpt2-oflow": cmd_gpt2_oflow, "gpt2-profile": cmd_gpt2_profile, "gpt2-torch": cmd_gpt2_torch,
-            "calibrate": cmd_calibrate, "report": cmd_report}[a.part](a) or 0
+            "calibrate": cmd_calibrate, "resnet50-weights": cmd_resnet50_weights,
+            "resnet50-oflow": cmd_resnet50_oflow, "resnet50-torch": cmd_resnet50_torch,
+            "report": cmd_report}[a.part](a) or 0
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@
 #   gpt2-oflow fp32, gpt2-oflow tf32 (the fp32 executable with --allow-tf32), gpt2-profile-bf16, gpt2-oflow bf16,
 #   gpt2-oflow-bf16-unfused (bin/gpt2s-bf16-unfused, --no-fused-attention, when bundled), calibrate (bandwidth and
 #   GEMM rates, written as $OUT/calibrated-profile.json),
-#   gpt2-torch eager (fp32 with TF32 off, tf32, bf16),
+#   gpt2-torch eager (fp32 with TF32 off, tf32, bf16), resnet50-weights,
+#   resnet50-oflow fp32 and bf16, resnet50-torch (eager fp32 with TF32 off, bf16),
 #   gpt2-torch compile-tf32, gpt2-torch compile-bf16, then the report.
 # A part that fails, times out or is skipped for lack of time shows as such in
 # the table; the table is always printed, and written to $OUT/gpu_check.md
@@ -146,9 +147,9 @@ part() {
 
 C=(bench/gpu_check.py --bundle "$BUNDLE" --res "$RES" --device "$DEVICE")
 if ((DRY)); then
-  G2STEPS=5; G2WARM=2; EXT=60; G2T=60
+  G2STEPS=5; G2WARM=2; EXT=60; G2T=60; RNSTEPS=3; RNWARM=1; RNT=120
 else
-  G2STEPS=13; G2WARM=3; EXT=50; G2T=50
+  G2STEPS=13; G2WARM=3; EXT=50; G2T=50; RNSTEPS=10; RNWARM=3; RNT=60
 fi
 has_exe() { [ -x "$BUNDLE/bin/$1" ]; }
 
@@ -189,6 +190,22 @@ fi
 part calibrate 60 15 "$PY" "${C[@]}" calibrate
 part gpt2-torch-eager 75 20 "$PY" "${C[@]}" gpt2-torch --modes eager-fp32,eager-tf32,eager-bf16 \
   --weights "$W/gpt2s.onnx" --steps "$G2STEPS" --warmup "$G2WARM"
+# ResNet-50 (issue #17): weights and images regenerated here, oflow fp32 (cuDNN)
+# and bf16, torch eager in both.
+RW=$RES/resnet50-data
+if [ -f "$BUNDLE/resnet50/resnet50.onnx" ]; then
+  part resnet50-weights 60 15 "$PY" "${C[@]}" resnet50-weights --dest "$RW"
+  for prec in fp32 bf16; do
+    exe=resnet50; [ "$prec" = bf16 ] && exe=resnet50-bf16
+    if has_exe "$exe"; then
+      part "resnet50-oflow-$prec" "$RNT" 20 "$PY" "${C[@]}" resnet50-oflow --exe "bin/$exe" \
+        --precision "$prec" --dest "$RW" --steps "$RNSTEPS" --warmup "$RNWARM" --timeout "$((RNT - 5))"
+    fi
+  done
+  part resnet50-torch 90 20 "$PY" "${C[@]}" resnet50-torch --modes eager-fp32,eager-bf16 \
+    --dest "$RW" --steps "$RNSTEPS" --warmup "$RNWARM"
+  rm -rf "$RW"
+fi
 part gpt2-torch-compile-tf32 100 40 "$PY" "${C[@]}" gpt2-torch --modes compile-tf32 \
   --weights "$W/gpt2s.onnx" --steps "$G2STEPS" --warmup "$G2WARM"
 part gpt2-torch-compile-bf16 100 40 "$PY" "${C[@]}" gpt2-torch --modes compile-bf16 \

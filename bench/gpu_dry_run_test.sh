@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest gpu-check-dry-run: the GPU check's whole flow on the CPU (about 30 s):
+# ctest gpu-check-dry-run: the GPU check's whole flow on the CPU (about 60 s):
 # bench/gpu_bundle.sh --cpu-dry-run (CPU executables, -O0, tiny GPT-2 config) into a
 # temporary folder, then bench/gpu_check.sh on it. Passes when no part failed and
 # every loss trajectory is within 1e-3 relative of PyTorch (the table's first goal).
@@ -22,6 +22,11 @@ for ex in mlp cnn gpt; do
 done
 grep -q "^| oflow | fp32 (TF32 off; MFU vs tf32 peak) | ok |" "$md" || { echo "FAIL: the GPT-2 oflow fp32 row is not ok"; exit 1; }
 grep -q "^| oflow | tf32 (--allow-tf32) | ok |" "$md" || { echo "FAIL: the GPT-2 oflow tf32 row is not ok"; exit 1; }
+# ResNet-50 (issue #17): weights regenerated, oflow and torch in both precisions.
+sed -n '/^### ResNet-50/,$p' "$md" >"$TMP/resnet50.md"
+for row in "oflow | fp32 (TF32 off)" "torch eager | fp32 (TF32 off)" "oflow | bf16" "torch eager | bf16"; do
+  grep -q "^| $row | ok |" "$TMP/resnet50.md" || { echo "FAIL: the ResNet-50 row '$row' is not ok"; cat "$TMP/resnet50.md"; exit 1; }
+done
 # The calibration is a device profile the compiler reads, per-shape GEMM times included.
 "$COMPILER" "$ROOT/examples/mlp/mlp.onnx" --target cuda --emit=kernels-json --device "$TMP/out/calibrated-profile.json" -o "$TMP/profile.txt" >"$TMP/compile.log" 2>&1 ||
   { echo "FAIL: oflow-compile does not read the calibrated profile:"; cat "$TMP/compile.log"; exit 1; }
