@@ -19,7 +19,7 @@
 #                         when `oflow-compile --help` lists a --precision option naming bf16,
 #                         else none (the check shows its rows as n/a)
 #
-# What it writes:
+# What it writes (bin/ packed as bin.tar.gz, which gpu_check.sh unpacks):
 #   bin/{mlp,cnn,gpt}      the examples' training executables (AdamW, the e2e tests' lr)
 #   bin/gpt2s[-bf16]       GPT-2 small (124M), weights read at start (--weights, not carried)
 #   bin/gpt2s-bf16-unfused the bf16 one compiled with --no-fused-attention (CUDA target)
@@ -237,6 +237,12 @@ done
 tar -C "$WORK" -czf "$OUT/lib.tar.gz" lib
 log "libraries carried ($(du -sh "$WORK/lib" | cut -f1), $(du -sh "$OUT/lib.tar.gz" | cut -f1) as lib.tar.gz): $(ls "$WORK/lib" | tr '\n' ' ')"
 
+# The executables, compressed (3-4x: with ResNet-50's two they are ~60 MB);
+# gpu_check.sh unpacks them into the bundle first.
+tar -C "$OUT" -czf "$OUT/bin.tar.gz" bin
+log "executables as bin.tar.gz: $(du -sh "$OUT/bin" | cut -f1) -> $(du -sh "$OUT/bin.tar.gz" | cut -f1)"
+rm -rf "$OUT/bin"
+
 # --- manifest -----------------------------------------------------------------
 $PY - "$OUT" "$TARGET" "$DRY" "$STEPS" "$GPT2_CONFIG" "$GPT2_LR" "$COMPILER" "${GPT2_BUILT[@]}" <<'EOF'
 import json, os, subprocess, sys, time
@@ -258,14 +264,15 @@ gpt2 = {"config": "gpt2s/config.json", "graph": "gpt2s/gpt2s.onnx", "optimizer":
 unsup = os.path.join(out, "gpt2s", "bf16.unsupported")
 if os.path.exists(unsup):
     gpt2["bf16_unsupported"] = open(unsup).read().strip()
+import tarfile
+packed = set(tarfile.open(os.path.join(out, "bin.tar.gz")).getnames())
 rn_cfg = os.path.join(out, "resnet50", "config.json")
 resnet50 = None
 if os.path.exists(rn_cfg):
     c = json.load(open(rn_cfg))
     resnet50 = {"graph": "resnet50/resnet50.onnx", "batch": c["batch"], "size": c["size"],
                 "seed": c["seed"], "params": c["params"], "optimizer": "sgd", "lr": 0.01,
-                "executables": [e for e in ("resnet50", "resnet50-bf16")
-                                if os.path.exists(os.path.join(out, "bin", e))]}
+                "executables": [e for e in ("resnet50", "resnet50-bf16") if "bin/" + e in packed]}
 meta = {"target": target, "cpu_dry_run": dry == "1", "gpt2_config": g2cfg, "commit": rev,
         "dirty": bool(dirty), "built": time.strftime("%Y-%m-%d %H:%M:%S"),
         "compiler": os.path.relpath(compiler), "examples": examples, "gpt2s": gpt2,

@@ -59,6 +59,11 @@ done
 [ -n "$BUNDLE" ] || { echo "usage: bash bench/gpu_check.sh BUNDLE [--cpu-dry-run] [--budget S]" >&2; exit 2; }
 [ -f "$BUNDLE/bundle.json" ] || { echo "gpu_check: $BUNDLE/bundle.json not found (carry the bundle: bench/gpu_bundle.sh)" >&2; exit 2; }
 BUNDLE=$(cd "$BUNDLE" && pwd)
+# The executables travel compressed (gpu_bundle.sh): unpack them once.
+if [ -f "$BUNDLE/bin.tar.gz" ] && [ ! -d "$BUNDLE/bin" ]; then
+  tar -C "$BUNDLE" -xzf "$BUNDLE/bin.tar.gz" ||
+    { echo "gpu_check: cannot unpack $BUNDLE/bin.tar.gz" >&2; exit 2; }
+fi
 if [ -z "$PY" ]; then
   if ((DRY)); then PY=/usr/bin/python3; else PY=python3; fi
 fi

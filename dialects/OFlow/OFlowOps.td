@@ -135,6 +135,9 @@ def OFlow_CompareOp : OFlow_InferOp<"compare", [OFlow_Sbp]> {
   let results = (outs OFlow_BoolTensor:$output);
   let assemblyFormat =
       "$predicate $lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  // Constant float operands (one may be a scalar): a constant mask, so that
+  // a causal mask built from trilu + compare is one (oflow-fuse-attention).
+  let hasFolder = 1;
 }
 
 def OFlow_WhereOp : OFlow_InferOp<"where", [OFlow_Sbp]> {
@@ -631,6 +634,8 @@ def OFlow_TriluOp : OFlow_InferOp<"trilu", [OFlow_Sbp]> {
                        DefaultValuedAttr<I64Attr, "0">:$k);
   let results = (outs OFlow_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+  // A constant input folds to the constant triangle.
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//

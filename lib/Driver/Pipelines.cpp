@@ -82,6 +82,9 @@ static void addGpuGraphRewrites(PassManager &pm, const CompileOptions &options) 
     pm.addPass(createOFlowPadGemmExtents(pad));
   }
   if (options.fuseAttention && options.precision != "fp32") {
+    // Folds a mask built from constants (trilu + compare: the native-IR
+    // GPTs of examples/gpt-config) into the constant the matcher reads.
+    pm.addPass(createCanonicalizerPass());
     OFlowFuseAttentionOptions fuse;
     fuse.precision = options.precision;
     pm.addPass(createOFlowFuseAttention(fuse));

@@ -83,7 +83,7 @@ TEST_P(CudnnConv, MatchesTheDefinitionWithDeterministicFmaAlgorithms) {
                         workspace.data(), workspace.size(), why))
       << why;
   // Implicit precomputed GEMM: the first deterministic FMA algorithm (the
-  // heuristic's first is TF32).
+  // heuristic's first three are f16, TF32 and default-math ones).
   EXPECT_EQ(lastAlgorithm(), CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
   EXPECT_EQ(lastMath(), CUDNN_FMA_MATH);
   ASSERT_TRUE(convs.run(ConvKind::Forward, geom, p.x.data(), p.w.data(), p.bias.data(),
@@ -120,7 +120,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 const Geometry kSame{2, 3, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
-TEST(CudnnConvChoice, Tf32AllowedTakesTheHeuristicsFirstAndItsMath) {
+TEST(CudnnConvChoice, Tf32AllowedTakesTensorCoresButNeverF16Conversion) {
   Fixture f;
   ASSERT_TRUE(f.api);
   CudnnConvolutions convs(*f.api, f.handle, /*allowTf32=*/true);
@@ -129,8 +129,22 @@ TEST(CudnnConvChoice, Tf32AllowedTakesTheHeuristicsFirstAndItsMath) {
   std::string why;
   ASSERT_TRUE(convs.run(ConvKind::Forward, abiGeometry(kSame), p.x.data(), p.w.data(),
                         nullptr, y.data(), nullptr, 0, why));
+  // The heuristic's first converts f32 to f16: skipped; the tensor-core one
+  // runs with its math type.
   EXPECT_EQ(lastAlgorithm(), CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED);
-  EXPECT_EQ(lastMath(), CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+  EXPECT_EQ(lastMath(), CUDNN_TENSOR_OP_MATH);
+}
+
+TEST(CudnnConvChoice, TensorsPastCudnnsIntAreDeclined) {
+  Fixture f;
+  ASSERT_TRUE(f.api);
+  CudnnConvolutions convs(*f.api, f.handle, false);
+  // 2^31 input elements (no buffers: nothing runs).
+  Geometry g{2, 1024, 1024, 1024, 8, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1};
+  std::string why;
+  EXPECT_FALSE(convs.run(ConvKind::Forward, abiGeometry(g), nullptr, nullptr, nullptr, nullptr,
+                         nullptr, 0, why));
+  EXPECT_NE(why.find("past cuDNN's int"), std::string::npos) << why;
 }
 
 TEST(CudnnConvChoice, AWorkspaceTooSmallPicksALaterAlgorithmOrDeclines) {

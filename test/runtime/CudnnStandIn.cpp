@@ -10,9 +10,10 @@
 // convolution (flipped kernel) mode, out = alpha * result + beta * out.
 //
 // Its algorithm heuristic is fixed and adversarial: each list starts with
-// what oflow must not take by default (tensor-core math on f32 data, i.e.
-// TF32, or a non-deterministic algorithm) and the deterministic FMA
-// algorithms need workspace, so the tests see the choice. The oflowStandIn*
+// what oflow must not take by default (f16 conversion, tensor-core math on
+// f32 data, i.e. TF32, results ranked for the default math, or a
+// non-deterministic algorithm) and the deterministic FMA algorithms need
+// workspace, so the tests see the choice. The oflowStandIn*
 // functions let the tests read the last call and inject failures.
 //
 //===----------------------------------------------------------------------===//
@@ -57,11 +58,14 @@ struct Algo {
   size_t memory;
   cudnnMathType_t math;
 };
-// Forward: a TF32 one first (0 bytes), then implicit precomputed GEMM
-// (deterministic, 1 KiB), then implicit GEMM (deterministic, no workspace).
+// Forward: what oflow must not take by default first, all deterministic
+// and without workspace: an f16-converting one, a tensor-core (TF32) one and
+// one ranked for the default math (TF32 allowed on Ampere); then implicit
+// precomputed GEMM (FMA, 1 KiB) and implicit GEMM (FMA, no workspace).
 const Algo kForward[] = {
-    {CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, CUDNN_DETERMINISTIC, 0,
-     CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION},
+    {CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_DETERMINISTIC, 0, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION},
+    {CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, CUDNN_DETERMINISTIC, 0, CUDNN_TENSOR_OP_MATH},
+    {CUDNN_CONVOLUTION_FWD_ALGO_FFT, CUDNN_DETERMINISTIC, 0, CUDNN_DEFAULT_MATH},
     {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, CUDNN_DETERMINISTIC, 1024, CUDNN_FMA_MATH},
     {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, CUDNN_DETERMINISTIC, 0, CUDNN_FMA_MATH}};
 // Backward data: the atomic algorithm 0 first, then algorithm 1 (2 KiB).
@@ -225,8 +229,9 @@ cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *d) {
 }
 cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t format,
                                          cudnnDataType_t type, int n, int c, int h, int w) {
+  // The legacy descriptors' limit: fewer than 2^31 elements.
   if (!d || format != CUDNN_TENSOR_NCHW || type != CUDNN_DATA_FLOAT || n < 1 || c < 1 ||
-      h < 1 || w < 1)
+      h < 1 || w < 1 || int64_t(n) * c * h * w > INT32_MAX)
     return CUDNN_STATUS_BAD_PARAM;
   *d = {true, n, c, h, w};
   return CUDNN_STATUS_SUCCESS;

@@ -49,6 +49,11 @@ struct Context {
   void *gemmScratch = nullptr;
   size_t gemmScratchBytes = 0;
   std::vector<std::pair<void *, size_t>> retiredGemmScratch;
+  // The convolution fallback's columns where the call's workspace is too
+  // small (CudaConv.cpp); grows outside captures only, the smaller buffers
+  // it replaces kept in retiredGemmScratch (a graph may still use them).
+  void *convColumns = nullptr;
+  size_t convColumnsBytes = 0;
   // Bytes the runtime holds through cudaMalloc (and mgpuMemAlloc), and the peak.
   int64_t liveBytes = 0, peakBytes = 0;
 

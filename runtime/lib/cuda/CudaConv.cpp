@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "../GraphReplay.h"
 #include "ConvFallbackParams.h"
+#include "CudaConv.h"
 #include "CudaContext.h"
 #include "Cudnn.h"
 #include "Profile.h"
@@ -54,6 +55,8 @@ CudnnState *cudnnState(Context &ctx) {
         s = api->cudnnSetStream(handle, ctx.stream);
       if (s != CUDNN_STATUS_SUCCESS) {
         why = std::string("cudnnCreate failed (") + api->cudnnGetErrorString(s) + ")";
+        if (handle)
+          api->cudnnDestroy(handle);
         api.reset();
       }
     }
@@ -162,12 +165,34 @@ OflowConvParams paramsOf(const ConvGeometry &g) {
   return p;
 }
 
-/// The columns of one image: the call's workspace where they fit.
-float *columns(Context &ctx, const ConvGeometry &g, void *workspace, int64_t workspaceBytes) {
+/// The columns of one image: the call's workspace where they fit, else the
+/// runtime's columns buffer, grown outside CUDA-graph captures only (the
+/// buffer it replaces stays allocated until exit: a graph captured from
+/// another entry may still write it).
+float *columns(Context &ctx, const char *fn, const ConvGeometry &g, void *workspace,
+               int64_t workspaceBytes) {
   size_t bytes = size_t(g[1] * g[5] * g[6] * g[7] * g[8]) * sizeof(float);
   if (workspace && workspaceBytes >= 0 && size_t(workspaceBytes) >= bytes)
     return static_cast<float *>(workspace);
-  return static_cast<float *>(ctx.scratchOf(bytes));
+  if (bytes > ctx.convColumnsBytes) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    check(cudaStreamIsCapturing(ctx.stream, &status), "cudaStreamIsCapturing");
+    if (status != cudaStreamCaptureStatusNone)
+      fatal(std::string(fn) + ": the im2col fallback's columns (" + std::to_string(bytes) +
+            " bytes) would grow inside a CUDA-graph capture; run with --no-cuda-graph or "
+            "compile with a larger --cudnn-workspace-mb");
+    void *grown = nullptr;
+    try {
+      grown = allocate(bytes, "the convolution fallback's columns");
+    } catch (const Error &e) {
+      fatal(std::string(fn) + ": " + e.what());
+    }
+    if (ctx.convColumns)
+      ctx.retiredGemmScratch.emplace_back(ctx.convColumns, ctx.convColumnsBytes);
+    ctx.convColumns = grown;
+    ctx.convColumnsBytes = bytes;
+  }
+  return static_cast<float *>(ctx.convColumns);
 }
 
 void fallback(Context &ctx, ConvKind kind, const ConvGeometry &g, const float *a,
@@ -176,11 +201,13 @@ void fallback(Context &ctx, ConvKind kind, const ConvGeometry &g, const float *a
   const char *fn = nameOf(kind, bias != nullptr);
   const int64_t n = g[0], c = g[1], h = g[2], w = g[3], m = g[4], groups = g[17];
   const int64_t mg = m / groups, kg = c / groups * g[5] * g[6], positions = g[7] * g[8];
-  float *col = columns(ctx, g, workspace, workspaceBytes);
-  OflowConvParams p = paramsOf(g);
-  if (kind == ConvKind::BackwardFilter && n == 0)
+  if (n == 0) { // only the filter gradient has something to write: zeros
     check(cudaMemsetAsync(out, 0, size_t(m * kg) * sizeof(float), ctx.stream),
           "cudaMemsetAsync (oflow_rt_conv2d_bwd_filter, no images)");
+    return;
+  }
+  float *col = columns(ctx, fn, g, workspace, workspaceBytes);
+  OflowConvParams p = paramsOf(g);
   for (int64_t i = 0; i < n; ++i) {
     switch (kind) {
     case ConvKind::Forward:
@@ -226,8 +253,9 @@ void fallback(Context &ctx, ConvKind kind, const ConvGeometry &g, const float *a
   }
 }
 
-void convolve(ConvKind kind, const ConvGeometry &g, int64_t workspaceBytes, const float *a,
-              const float *b, const float *bias, float *out, void *workspace) {
+void convolveOrThrow(ConvKind kind, const ConvGeometry &g, int64_t workspaceBytes,
+                     const float *a, const float *b, const float *bias, float *out,
+                     void *workspace) {
   const char *fn = nameOf(kind, bias != nullptr);
   Context &ctx = context(fn);
   trace(kind, bias != nullptr, g, workspaceBytes, {a, b, bias, out, workspace});
@@ -244,7 +272,7 @@ void convolve(ConvKind kind, const ConvGeometry &g, int64_t workspaceBytes, cons
     fatal("the channels do not divide into the groups: " + describeConv(fn, g));
   if (g[0] == 0 && kind != ConvKind::BackwardFilter)
     return; // no images: nothing to write
-  if (CudnnState *cudnn = g[0] > 0 ? cudnnState(ctx) : nullptr) {
+  if (CudnnState *cudnn = g[0] > 0 && !forcedFallback() ? cudnnState(ctx) : nullptr) {
     std::string why;
     bool ran = false;
     {
@@ -272,7 +300,25 @@ void convolve(ConvKind kind, const ConvGeometry &g, int64_t workspaceBytes, cons
   fallback(ctx, kind, g, a, b, bias, out, workspace, workspaceBytes);
 }
 
+/// No exception crosses the C boundary: any ends the run with its message.
+void convolve(ConvKind kind, const ConvGeometry &g, int64_t workspaceBytes, const float *a,
+              const float *b, const float *bias, float *out, void *workspace) {
+  try {
+    convolveOrThrow(kind, g, workspaceBytes, a, b, bias, out, workspace);
+  } catch (const std::exception &e) {
+    fatal(std::string(nameOf(kind, bias != nullptr)) + ": " + e.what());
+  } catch (...) {
+    fatal(std::string(nameOf(kind, bias != nullptr)) + ": unknown error");
+  }
+}
+
 } // namespace
+
+bool &forcedFallback() {
+  static bool forced = false;
+  return forced;
+}
+
 } // namespace oflow_rt::cuda
 
 using namespace oflow_rt::cuda;

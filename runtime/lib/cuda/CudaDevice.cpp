@@ -337,6 +337,7 @@ CudaDevice::~CudaDevice() {
   release(ctx.workspace, ctx.workspaceBytes);
   release(ctx.scratch, ctx.scratchBytes);
   release(ctx.gemmScratch, ctx.gemmScratchBytes);
+  release(ctx.convColumns, ctx.convColumnsBytes);
   for (auto [p, bytes] : ctx.retiredGemmScratch)
     release(p, bytes);
   release(state.allocated, state.size);

@@ -129,35 +129,58 @@ void check(const CudnnApi &api, cudnnStatus_t status, const char *call, ConvKind
 }
 
 /// The first result of a *_v7 query that is usable: supported,
-/// deterministic, of an allowed math type, within the workspace.
+/// deterministic, of an allowed math type, within the workspace. Math: FMA
+/// only unless TF32 is allowed (tensor-core math on f32 data is TF32; a
+/// result ranked for another math type than the descriptor's would run as
+/// something else), and never ALLOW_CONVERSION (f32 data through f16).
 template <typename Perf>
 const Perf *pick(const std::vector<Perf> &results, bool allowTf32, size_t workspaceBytes,
                  std::string &why) {
-  size_t smallestDeterministic = SIZE_MAX;
+  size_t smallest = SIZE_MAX;
+  bool nonDeterministic = false, otherMath = false;
   for (const Perf &p : results) {
-    if (p.status != CUDNN_STATUS_SUCCESS || p.determinism != CUDNN_DETERMINISTIC)
+    if (p.status != CUDNN_STATUS_SUCCESS)
       continue;
-    // TF32 off: FMA kernels only (tensor-core math on f32 data is TF32).
-    if (!allowTf32 && p.mathType != CUDNN_FMA_MATH && p.mathType != CUDNN_DEFAULT_MATH)
+    if (p.determinism != CUDNN_DETERMINISTIC) {
+      nonDeterministic = true;
       continue;
+    }
+    bool mathOk = allowTf32 ? p.mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
+                            : p.mathType == CUDNN_FMA_MATH;
+    if (!mathOk) {
+      otherMath = true;
+      continue;
+    }
     if (p.memory > workspaceBytes) {
-      smallestDeterministic = std::min(smallestDeterministic, p.memory);
+      smallest = std::min(smallest, p.memory);
       continue;
     }
     return &p;
   }
-  if (smallestDeterministic != SIZE_MAX)
-    why = "its deterministic algorithms need " + std::to_string(smallestDeterministic) +
+  if (smallest != SIZE_MAX)
+    why = "its deterministic algorithms need " + std::to_string(smallest) +
           " bytes of workspace, the call has " + std::to_string(workspaceBytes) +
           " (--cudnn-workspace-mb)";
+  else if (otherMath)
+    why = std::string("cuDNN offers no deterministic algorithm with ") +
+          (allowTf32 ? "TF32 or FMA" : "FMA (TF32 off)") + " math for it";
+  else if (nonDeterministic)
+    why = "cuDNN offers only non-deterministic algorithms for it";
   else
-    why = "cuDNN offers no deterministic algorithm for it";
+    why = "cuDNN offers no algorithm for it";
   return nullptr;
 }
 
+/// cuDNN's legacy descriptors take int extents and tensors of fewer than
+/// 2^31 elements.
 bool fitsInt(const ConvGeometry &g) {
   for (int64_t v : g)
     if (v < 0 || v > INT_MAX)
+      return false;
+  const int64_t n = g[0], c = g[1], h = g[2], w = g[3], m = g[4];
+  const int64_t cg = g[17] > 0 ? c / g[17] : c;
+  for (int64_t elements : {n * c * h * w, n * m * g[7] * g[8], m * cg * g[5] * g[6]})
+    if (elements > INT_MAX)
       return false;
   return true;
 }
@@ -192,7 +215,7 @@ const CudnnConvolutions::Plan *CudnnConvolutions::planFor(ConvKind kind,
     return nullptr;
   };
   if (!fitsInt(g))
-    return decline("an extent is past cuDNN's int");
+    return decline("an extent or a tensor's elements are past cuDNN's int");
   if (g[13] != g[15] || g[14] != g[16])
     return decline("its pads are asymmetric (cuDNN takes one pad per dimension)");
   if (groups < 1 || c % groups || m % groups)

@@ -28,6 +28,7 @@
 #include "../../../runtime/lib/GraphReplay.h"
 #include "../../../runtime/lib/HalfFloat.h"
 #include "../../../runtime/lib/cuda/CudaContext.h"
+#include "../../../runtime/lib/cuda/CudaConv.h"
 #include "../ConvReference.h"
 #include "oflow_rt/Distributed.h"
 #include "oflow_rt/Error.h"
@@ -882,10 +883,12 @@ void checkAttention() {
 
 // ---- oflow_rt_conv2d_* ----------------------------------------------------
 // Each geometry's four calls on device copies, against the definition in
-// double; `workspaceBytes` 0 sends what needs workspace to the fallback.
-// Prints the time per call of the forward and both gradients.
-void checkConvCase(const oflow_test::conv::Geometry &g, int64_t workspaceBytes) {
+// double; `workspaceBytes` 0 sends what needs workspace to the fallback, and
+// `fallback` all of it. Ten more calls of each kind are timed and must
+// reproduce the first results bit for bit (both paths are deterministic).
+void checkConvCase(const oflow_test::conv::Geometry &g, int64_t workspaceBytes, bool fallback) {
   using namespace oflow_test::conv;
+  cuda::forcedFallback() = fallback;
   cudaStream_t stream = cuda::context("check").stream;
   Problem p = problemFor(g);
   float *x = toDevice(p.x), *w = toDevice(p.w), *bias = toDevice(p.bias), *dy = toDevice(p.dy);
@@ -898,26 +901,34 @@ void checkConvCase(const oflow_test::conv::Geometry &g, int64_t workspaceBytes) 
 #define GEOMETRY                                                                      \
   g.n, g.c, g.h, g.w, g.m, g.kh, g.kw, g.oh(), g.ow(), g.sh, g.sw, g.dh, g.dw, g.pt, \
       g.pl, g.pb, g.pr, g.groups, workspaceBytes
-  auto compare = [&](const std::vector<double> &want, float *got, const char *what) {
+  const std::string path = fallback ? "im2col" : "cudnn";
+  auto read = [&](float *got, size_t n) {
+    std::vector<float> host(n);
+    cuda::check(cudaMemcpy(host.data(), got, n * 4, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    return host;
+  };
+  std::vector<float> firstY, firstDx, firstDw;
+  auto compare = [&](const std::vector<double> &want, float *got, const char *what,
+                     std::vector<float> *keep) {
     syncOrFail(g.name() + ": " + what);
-    std::vector<float> host(want.size());
-    cuda::check(cudaMemcpy(host.data(), got, host.size() * 4, cudaMemcpyDeviceToHost),
-                "cudaMemcpy");
+    std::vector<float> host = read(got, want.size());
+    if (keep)
+      *keep = host;
     double worst = 0;
     for (size_t i = 0; i < want.size(); ++i)
       worst = std::max(worst, std::fabs(host[i] - want[i]) / (1 + std::fabs(want[i])));
-    expect(worst <= 1e-4, "conv2d " + std::string(what) + " " + g.name() +
-                              ", workspace " + std::to_string(workspaceBytes) + ": error " +
+    expect(worst <= 1e-4, "conv2d " + std::string(what) + " " + g.name() + " (" + path +
+                              "), workspace " + std::to_string(workspaceBytes) + ": error " +
                               std::to_string(worst));
   };
   oflow_rt_conv2d_fwd(GEOMETRY, x, w, y, ws);
-  compare(p.y, y, "fwd");
+  compare(p.y, y, "fwd", &firstY);
   oflow_rt_conv2d_fwd_bias(GEOMETRY, x, w, bias, y, ws);
-  compare(p.yb, y, "fwd_bias");
+  compare(p.yb, y, "fwd_bias", nullptr);
   oflow_rt_conv2d_bwd_data(GEOMETRY, dy, w, dx, ws);
-  compare(p.dx, dx, "bwd_data");
+  compare(p.dx, dx, "bwd_data", &firstDx);
   oflow_rt_conv2d_bwd_filter(GEOMETRY, dy, x, dw, ws);
-  compare(p.dw, dw, "bwd_filter");
+  compare(p.dw, dw, "bwd_filter", &firstDw);
   // Time per call, after the first (which chose the algorithms).
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
@@ -938,9 +949,17 @@ void checkConvCase(const oflow_test::conv::Geometry &g, int64_t workspaceBytes) 
     cudaEventElapsedTime(&ms[kind], start, stop);
   }
 #undef GEOMETRY
-  std::printf("  conv %s, workspace %lld: fwd %.1f us, bwd_data %.1f us, bwd_filter %.1f us\n",
-              g.name().c_str(), static_cast<long long>(workspaceBytes), ms[0] * 100,
-              ms[1] * 100, ms[2] * 100);
+  auto same = [](const std::vector<float> &a, const std::vector<float> &b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
+  };
+  expect(same(firstY, read(y, firstY.size())) && same(firstDx, read(dx, firstDx.size())) &&
+             same(firstDw, read(dw, firstDw.size())),
+         "conv2d " + g.name() + " (" + path + "): a repeated call differs in its bits");
+  std::printf("  conv %s (%s), workspace %lld: fwd %.1f us, bwd_data %.1f us, "
+              "bwd_filter %.1f us\n",
+              g.name().c_str(), path.c_str(), static_cast<long long>(workspaceBytes),
+              ms[0] * 100, ms[1] * 100, ms[2] * 100);
+  cuda::forcedFallback() = false;
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   for (float *b : {x, w, bias, dy, y, dx, dw})
@@ -959,14 +978,17 @@ void checkConv() {
       {1, 2, 8, 8, 3, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 1},    {8, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
       {8, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16}};
   int before = gFailures;
-  for (const Geometry &g : cases)
-    checkConvCase(g, int64_t(64) << 20);
+  for (bool fallback : {false, true})
+    for (const Geometry &g : cases)
+      checkConvCase(g, int64_t(64) << 20, fallback);
   // No workspace: cuDNN's algorithms that need some are out, what is left
-  // runs cuDNN's zero-workspace algorithm or the fallback.
-  checkConvCase(cases[0], 0);
-  checkConvCase(cases[7], 0);
+  // runs cuDNN's zero-workspace algorithm or the fallback, whose columns
+  // then live in the runtime's own buffer.
+  checkConvCase(cases[0], 0, false);
+  checkConvCase(cases[7], 0, false);
+  checkConvCase(cases[7], 0, true);
   if (gFailures == before)
-    std::printf("ok: conv2d, %d cases\n", int(std::size(cases)) + 2);
+    std::printf("ok: conv2d, %d cases\n", 2 * int(std::size(cases)) + 3);
 }
 
 void writeManifest(int64_t mesh) {
