@@ -236,6 +236,42 @@ def train_torch(torch, model, data, batch, steps, lr, wd, device, bf16=False, co
     return losses, times, peak
 
 
+def run_torch_modes(a, prefix, extra, train):
+    """For each of a.modes ("eager-fp32", "compile-bf16", ...): `train(kind,
+    precision)` -> (losses, step seconds, peak bytes), written as the result
+    `prefix + mode` with `extra`; an error is that mode's, not the part's
+    end. Returns 1 when a mode failed."""
+    import torch
+    failed = 0
+    for mode in a.modes.split(","):
+        kind, precision = mode.split("-")
+        name = prefix + mode
+        res = dict(extra, impl="torch.compile" if kind == "compile" else "torch eager",
+                   mode=mode, precision=precision, device=a.device, steps=a.steps,
+                   warmup=a.warmup, torch=torch.__version__)
+        if kind == "compile" and not hasattr(torch, "compile"):
+            res["unsupported"] = "torch %s has no torch.compile" % torch.__version__
+            print("  %s: n/a (%s)" % (mode, res["unsupported"]))
+            write_result(a.res, name, res)
+            continue
+        try:
+            torch_setup(a.device, precision)
+            t = time.time()
+            losses, times, peak = train(kind, precision)
+            res.update(losses=losses, step_times_s=times[a.warmup:], first_step_s=times[0],
+                       device_bytes=peak, wall_s=time.time() - t)
+            print("  %s: losses %s" % (mode, " ".join("%.4f" % x for x in losses)))
+            print("  %s: step times (ms) %s" % (mode, " ".join("%.1f" % (1e3 * x) for x in times)))
+        except Exception as e:
+            res["error"] = "%s: %s" % (e.__class__.__name__, last_line(str(e)))
+            print("  %s: %s" % (mode, res["error"]))
+            failed = 1
+        write_result(a.res, name, res)
+        if a.device == "cuda":
+            torch.cuda.empty_cache()
+    return failed
+
+
 # ----------------------------------------------------------------------------- parts
 
 def cmd_env(a):
@@ -493,37 +529,17 @@ def cmd_resnet50_oflow(a):
 
 def cmd_resnet50_torch(a):
     import numpy as np
-    b = load_bundle(a.bundle)
-    r = b.get("resnet50") or {}
+    r = load_bundle(a.bundle).get("resnet50") or {}
     R = resnet50_module()
     import torch
     data = [np.load(os.path.join(a.dest, n)) for n in ("x.npy", "y.npy")]
-    failed = 0
-    for mode in a.modes.split(","):
-        _, precision = mode.split("-")
-        name = "resnet50-torch-" + mode
-        res = {"impl": "torch eager", "precision": precision, "steps": a.steps,
-               "warmup": a.warmup, "images_per_step": r.get("batch"), "torch": torch.__version__}
-        try:
-            torch_setup(a.device, precision)
-            model = R.torch_model(os.path.join(a.dest, "resnet50.onnx"))
-            t = time.time()
-            losses, times, peak = train_torch(torch, model, data, r["batch"], a.steps, r["lr"], 0.0,
-                                              a.device, bf16=precision == "bf16",
-                                              optimizer=r["optimizer"])
-            res.update(losses=losses, step_times_s=times[a.warmup:], first_step_s=times[0],
-                       device_bytes=peak, wall_s=time.time() - t)
-            print("  %s: losses %s" % (mode, " ".join("%.4f" % x for x in losses)))
-            print("  %s: step times (ms) %s" % (mode, " ".join("%.1f" % (1e3 * x) for x in times)))
-        except Exception as e:
-            res["error"] = "%s: %s" % (e.__class__.__name__, last_line(str(e)))
-            print("  %s: %s" % (mode, res["error"]))
-            failed = 1
-        write_result(a.res, name, res)
-        model = None
-        if a.device == "cuda":
-            torch.cuda.empty_cache()
-    return failed
+
+    def train(kind, precision):
+        model = R.torch_model(os.path.join(a.dest, "resnet50.onnx"))
+        return train_torch(torch, model, data, r["batch"], a.steps, r["lr"], 0.0, a.device,
+                           bf16=precision == "bf16", compile_=kind == "compile",
+                           optimizer=r["optimizer"])
+    return run_torch_modes(a, "resnet50-torch-", {"images_per_step": r.get("batch")}, train)
 
 
 def resnet50_report(res, b, part_status):
@@ -737,39 +753,13 @@ def cmd_gpt2_torch(a):
         source = "weights.py"
     print("  weights from %s (%.1f s)" % (source, time.time() - t))
     data = [np.load(os.path.join(a.bundle, p)) for p in g["data"].values()]
-    failed = 0
-    for mode in a.modes.split(","):
-        kind, precision = mode.split("-")
-        name = "gpt2-torch-%s" % mode
-        res = {"impl": "torch.compile" if kind == "compile" else "torch eager",
-               "mode": mode, "precision": precision, "device": a.device, "steps": a.steps,
-               "warmup": a.warmup, "tokens_per_step": cfg["batch"] * cfg["block"],
-               "torch": torch.__version__}
-        if kind == "compile" and not hasattr(torch, "compile"):
-            res["unsupported"] = "torch %s has no torch.compile" % torch.__version__
-            print("  %s: n/a (%s)" % (mode, res["unsupported"]))
-            write_result(a.res, name, res)
-            continue
-        try:
-            torch_setup(a.device, precision)
-            model = M.load_weights(M.GPT2S(cfg), named)
-            t = time.time()
-            losses, times, peak = train_torch(torch, model, data, cfg["batch"], a.steps, g["lr"],
-                                              g["weight_decay"], a.device, bf16=precision == "bf16",
-                                              compile_=kind == "compile")
-            res.update(losses=losses, step_times_s=times[a.warmup:], first_step_s=times[0],
-                       device_bytes=peak, wall_s=time.time() - t)
-            print("  %s: losses %s" % (mode, " ".join("%.4f" % x for x in losses)))
-            print("  %s: step times (ms) %s" % (mode, " ".join("%.1f" % (1e3 * x) for x in times)))
-        except Exception as e:
-            res["error"] = "%s: %s" % (e.__class__.__name__, last_line(str(e)))
-            print("  %s: %s" % (mode, res["error"]))
-            failed = 1
-        write_result(a.res, name, res)
-        model = None
-        if a.device == "cuda":
-            torch.cuda.empty_cache()
-    return failed
+
+    def train(kind, precision):
+        model = M.load_weights(M.GPT2S(cfg), named)
+        return train_torch(torch, model, data, cfg["batch"], a.steps, g["lr"], g["weight_decay"],
+                           a.device, bf16=precision == "bf16", compile_=kind == "compile")
+    return run_torch_modes(a, "gpt2-torch-", {"tokens_per_step": cfg["batch"] * cfg["block"]},
+                           train)
 
 
 # ----------------------------------------------------------------------------- report
