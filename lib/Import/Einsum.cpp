@@ -272,6 +272,12 @@ LogicalResult convertEinsum(NodeContext &c) {
     return c.unsupported("equation '" + eq + "' has " + Twine(terms.size()) +
                          " input terms for " + Twine(c.numInputs()) +
                          " inputs");
+  // Its inputs are variadic, so ONNX's checker lets one be "" (absent);
+  // every term needs a tensor (a fuzzed model crashed here).
+  for (int i = 0; i < c.numInputs(); ++i)
+    if (!c.hasInput(i))
+      return c.unsupported("input " + Twine(i) + " is empty; every term of the "
+                           "equation needs a tensor");
 
   // Labels per operand, the ellipsis expanded (aligned from the right).
   SmallVector<SmallVector<Label>> parsed;
