@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "MpiWorld.h"
+#include "ConvGeometry.h"
 #include "oflow_rt/abi.h"
 
 #include <dnnl.h>
@@ -44,21 +45,10 @@ const char *kindName(Kind kind) {
   return "oflow_rt_conv2d";
 }
 
-/// n, c, h, w, m, kh, kw, oh, ow, stride_h, stride_w, dilation_h,
-/// dilation_w, pad_top, pad_left, pad_bottom, pad_right, groups.
-using Geometry = std::array<int64_t, 18>;
+using Geometry = oflow_rt::ConvGeometry;
 
 std::string describe(Kind kind, const Geometry &g) {
-  static const char *names[] = {"n", "c", "h", "w", "m", "kh", "kw",
-                                "oh", "ow", "stride_h", "stride_w",
-                                "dilation_h", "dilation_w", "pad_top",
-                                "pad_left", "pad_bottom", "pad_right",
-                                "groups"};
-  std::string s = kindName(kind);
-  s += " (";
-  for (size_t i = 0; i < g.size(); ++i)
-    s += (i ? " " : "") + std::string(names[i]) + "=" + std::to_string(g[i]);
-  return s + ")";
+  return oflow_rt::describeConv(kindName(kind), g);
 }
 
 void check(dnnl_status_t status, const char *what, Kind kind,

@@ -203,7 +203,8 @@ TEST(CudnnConvErrors, AFailingCallNamesTheCallTheStatusAndTheGeometry) {
   } catch (const oflow_rt::Error &e) {
     EXPECT_STREQ(e.what(), "cudnnConvolutionForward failed (CUDNN_STATUS_EXECUTION_FAILED) "
                            "for oflow_rt_conv2d_fwd (n=2 c=3 h=9 w=9 m=8 kh=3 kw=3 oh=9 "
-                           "ow=9 sh=1 sw=1 dh=1 dw=1 pt=1 pl=1 pb=1 pr=1 groups=1)");
+                           "ow=9 stride_h=1 stride_w=1 dilation_h=1 dilation_w=1 pad_top=1 "
+                           "pad_left=1 pad_bottom=1 pad_right=1 groups=1)");
   }
 }
 

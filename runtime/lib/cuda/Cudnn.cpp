@@ -15,16 +15,6 @@
 
 namespace oflow_rt::cuda {
 
-std::string describeConv(const char *function, const ConvGeometry &g) {
-  static const char *names[] = {"n",  "c",  "h",  "w",  "m",  "kh",
-                                "kw", "oh", "ow", "sh", "sw", "dh",
-                                "dw", "pt", "pl", "pb", "pr", "groups"};
-  std::string s = std::string(function) + " (";
-  for (size_t i = 0; i < g.size(); ++i)
-    s += (i ? " " : "") + std::string(names[i]) + "=" + std::to_string(g[i]);
-  return s + ")";
-}
-
 //===----------------------------------------------------------------------===//
 // Loading
 //===----------------------------------------------------------------------===//

@@ -22,6 +22,8 @@
 #ifndef OFLOW_RT_LIB_CUDA_CUDNN_H
 #define OFLOW_RT_LIB_CUDA_CUDNN_H
 
+#include "../ConvGeometry.h"
+
 #include <cudnn.h>
 
 #include <array>
@@ -33,14 +35,10 @@
 
 namespace oflow_rt::cuda {
 
-/// abi.h's geometry: n c h w m kh kw oh ow, strides, dilations, pads top,
-/// left, bottom, right, groups.
-using ConvGeometry = std::array<int64_t, 18>;
+using oflow_rt::ConvGeometry;
+using oflow_rt::describeConv;
 
 enum class ConvKind { Forward, BackwardData, BackwardFilter };
-
-/// "oflow_rt_conv2d_fwd (n=8 c=3 ... groups=1)" for messages.
-std::string describeConv(const char *function, const ConvGeometry &g);
 
 /// The cuDNN functions oflow calls, resolved from a loaded library.
 struct CudnnApi {
