@@ -89,6 +89,8 @@ static void addGpuGraphRewrites(PassManager &pm, const CompileOptions &options) 
     fuse.precision = options.precision;
     pm.addPass(createOFlowFuseAttention(fuse));
   }
+  // After the attention matcher, which reads the projections one by one.
+  pm.addPass(createOFlowMergeSiblingMatmuls());
 }
 
 LogicalResult addTrainingPasses(PassManager &pm, const CompileOptions &options) {

@@ -88,3 +88,26 @@ func.func @padded_operand(%g: tensor<8x13xf32>, %x: tensor<8x32xf32>, %init: ten
       ins(%padded, %x : tensor<8x16xf32>, tensor<8x32xf32>) outs(%init : tensor<16x32xf32>) -> tensor<16x32xf32>
   return %y : tensor<16x32xf32>
 }
+
+// -----
+
+// A joined operand (oflow-merge-sibling-matmuls: the q, k and v gradients
+// concatenated, their batch dims collapsed for the GEMM) is rounded piece by
+// piece into a bf16 tensor, collapsed the same way: each rounding fuses into
+// its piece's producer, and the f32 whole is never written.
+// CHECK-LABEL: func.func @joined_operand
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x4x24xbf16>
+// CHECK: %[[RA:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x4x8xf32>) outs(%{{.*}} : tensor<2x4x8xbf16>)
+// CHECK: %[[A:.*]] = tensor.insert_slice %[[RA]] into %[[E]][0, 0, 0] [2, 4, 8] [1, 1, 1]
+// CHECK: %[[RB:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<2x4x16xf32>) outs(%{{.*}} : tensor<2x4x16xbf16>)
+// CHECK: %[[B:.*]] = tensor.insert_slice %[[RB]] into %[[A]][0, 0, 8] [2, 4, 16] [1, 1, 1]
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[B]] {{\[}}[0, 1], [2]] : tensor<2x4x24xbf16> into tensor<8x24xbf16>
+// CHECK: linalg.matmul ins(%[[C]], %{{.*}} : tensor<8x24xbf16>, tensor<24x32xbf16>)
+func.func @joined_operand(%a: tensor<2x4x8xf32>, %b: tensor<2x4x16xf32>, %w: tensor<24x32xf32>, %init: tensor<8x32xf32>) -> tensor<8x32xf32> {
+  %e = tensor.empty() : tensor<2x4x24xf32>
+  %ja = tensor.insert_slice %a into %e[0, 0, 0] [2, 4, 8] [1, 1, 1] : tensor<2x4x8xf32> into tensor<2x4x24xf32>
+  %jb = tensor.insert_slice %b into %ja[0, 0, 8] [2, 4, 16] [1, 1, 1] : tensor<2x4x16xf32> into tensor<2x4x24xf32>
+  %j = tensor.collapse_shape %jb [[0, 1], [2]] : tensor<2x4x24xf32> into tensor<8x24xf32>
+  %y = linalg.matmul ins(%j, %w : tensor<8x24xf32>, tensor<24x32xf32>) outs(%init : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %y : tensor<8x32xf32>
+}

@@ -47,42 +47,51 @@ Value round(OpBuilder &b, Location loc, Value value, FloatType type) {
   return generic.getResult(0);
 }
 
-/// `value` rounded to `type` when it is a tensor inserted into zeros
-/// (slice_backward's form: `insert_slice %src into D`, D a chain of zero
-/// fills of slabs of a tensor.empty; a padded GEMM's gradient,
-/// oflow-pad-gemm-extents): `src` is rounded and inserted into the same
-/// zeros built in `type`, so that the rounding fuses into src's producer
-/// and the padded f32 tensor is never written. Null otherwise.
-Value roundPadded(OpBuilder &b, Location loc, Value value, FloatType type) {
-  auto insert = value.getDefiningOp<tensor::InsertSliceOp>();
-  if (!insert)
-    return {};
+/// `value` rounded to `type` when it is built of pieces inserted into a
+/// tensor.empty: a concat (oflow-merge-sibling-matmuls' joined weights and
+/// their joined gradients) or a tensor inserted into zeros (slice_backward's
+/// form, a padded GEMM's gradient: oflow-pad-gemm-extents). Each piece is
+/// rounded (zero fills are built in `type`) and inserted into a tensor.empty
+/// of `type`, so that the rounding fuses into each piece's producer, which
+/// then writes its slab of the rounded tensor; the f32 whole is never
+/// written. Looks through a collapse_shape. Null otherwise.
+Value roundPieces(OpBuilder &b, Location loc, Value value, FloatType type) {
+  // Through reshapes (a joined gradient's batch dims collapsed for the
+  // GEMM): the rounding commutes with them.
+  if (auto collapse = value.getDefiningOp<tensor::CollapseShapeOp>()) {
+    Value pieces = roundPieces(b, loc, collapse.getSrc(), type);
+    return pieces ? tensor::CollapseShapeOp::create(b, loc, pieces,
+                                                    collapse.getReassociationIndices())
+                        .getResult()
+                  : Value();
+  }
   SmallVector<tensor::InsertSliceOp> slabs;
-  Value dest = insert.getDest();
+  Value dest = value;
   while (auto slab = dest.getDefiningOp<tensor::InsertSliceOp>()) {
-    auto fill = slab.getSource().getDefiningOp<linalg::FillOp>();
-    if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
-      return {};
     slabs.push_back(slab);
     dest = slab.getDest();
   }
-  if (!dest.getDefiningOp<tensor::EmptyOp>())
+  if (slabs.empty() || !dest.getDefiningOp<tensor::EmptyOp>())
     return {};
   auto shape = cast<RankedTensorType>(value.getType()).getShape();
-  Value zeros = tensor::EmptyOp::create(b, loc, shape, type);
-  Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.0));
+  Value whole = tensor::EmptyOp::create(b, loc, shape, type);
   for (tensor::InsertSliceOp slab : llvm::reverse(slabs)) {
-    Value part = tensor::ExtractSliceOp::create(
-        b, loc, zeros, slab.getMixedOffsets(), slab.getMixedSizes(),
-        slab.getMixedStrides());
-    Value filled = linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{part})
-                       .getResult(0);
-    zeros = tensor::InsertSliceOp::create(b, loc, filled, zeros, slab.getMixedOffsets(),
+    Value piece;
+    auto fill = slab.getSource().getDefiningOp<linalg::FillOp>();
+    if (fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat())) {
+      Value part = tensor::ExtractSliceOp::create(
+          b, loc, whole, slab.getMixedOffsets(), slab.getMixedSizes(),
+          slab.getMixedStrides());
+      Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.0));
+      piece = linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{part})
+                  .getResult(0);
+    } else {
+      piece = round(b, loc, slab.getSource(), type);
+    }
+    whole = tensor::InsertSliceOp::create(b, loc, piece, whole, slab.getMixedOffsets(),
                                           slab.getMixedSizes(), slab.getMixedStrides());
   }
-  Value source = round(b, loc, insert.getSource(), type);
-  return tensor::InsertSliceOp::create(b, loc, source, zeros, insert.getMixedOffsets(),
-                                       insert.getMixedSizes(), insert.getMixedStrides());
+  return whole;
 }
 
 /// Whether `op` is a plain f32 GEMM on static tensors.
@@ -121,8 +130,8 @@ struct AutocastPass : impl::AutocastBase<AutocastPass> {
       OpBuilder b(op);
       Location loc = op.getLoc();
       auto rounded = [&](Value operand) {
-        if (Value padded = roundPadded(b, loc, operand, type))
-          return padded;
+        if (Value pieces = roundPieces(b, loc, operand, type))
+          return pieces;
         return round(b, loc, operand, type);
       };
       Value a = rounded(op->getOperand(0));
