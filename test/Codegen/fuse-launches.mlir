@@ -60,6 +60,53 @@ func.func @independent(%buf: memref<?xi8>) {
 
 // -----
 
+// Pieces of one buffer joined along its last axis (the q, k and v gradients
+// rounded into the GEMM's joined operand, oflow-merge-sibling-matmuls): their
+// bytes interleave row by row but never meet, so the kernels writing the
+// first and the second slab share a launch. The third writes the columns
+// 16..47, which overlap the second slab's 32..63 in every row: its own.
+// CHECK-LABEL: func.func @slabs
+//       CHECK: gpu.launch {{.*}} function(@slabs_h0)
+//       CHECK: memref.store {{.*}} : memref<8x32xf32, strided<[64, 1]>>
+//       CHECK: memref.store {{.*}} : memref<8x32xf32, strided<[64, 1], offset: 32>>
+//       CHECK: } {oflow.segments = array<i64: 0, 1, 2>, oflow.strategy = "horizontal x2"}
+//       CHECK: gpu.launch {{.*}} function(@k2)
+//   CHECK-NOT: gpu.launch
+func.func @slabs(%buf: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %one = arith.constant 1.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             module(@oflow_kernels) function(@k0) {
+    %x = memref.view %buf[%c0][] : memref<?xi8> to memref<8x64xf32>
+    %s = memref.subview %x[0, 0] [8, 32] [1, 1] : memref<8x64xf32> to memref<8x32xf32, strided<[64, 1]>>
+    memref.store %one, %s[%c0, %tx] : memref<8x32xf32, strided<[64, 1]>>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             module(@oflow_kernels) function(@k1) {
+    %x = memref.view %buf[%c0][] : memref<?xi8> to memref<8x64xf32>
+    %s = memref.subview %x[0, 32] [8, 32] [1, 1] : memref<8x64xf32> to memref<8x32xf32, strided<[64, 1], offset: 32>>
+    memref.store %one, %s[%c0, %tx] : memref<8x32xf32, strided<[64, 1], offset: 32>>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             module(@oflow_kernels) function(@k2) {
+    %x = memref.view %buf[%c0][] : memref<?xi8> to memref<8x64xf32>
+    %s = memref.subview %x[0, 16] [8, 32] [1, 1] : memref<8x64xf32> to memref<8x32xf32, strided<[64, 1], offset: 16>>
+    memref.store %one, %s[%c0, %tx] : memref<8x32xf32, strided<[64, 1], offset: 16>>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
 // Kept apart: a runtime call of unknown effect between two kernels, and a
 // kernel with a barrier (32 threads) from one of larger blocks (64), whose
 // extra threads it would have to mask off around its barrier.

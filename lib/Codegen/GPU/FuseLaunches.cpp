@@ -68,7 +68,9 @@ struct Footprint {
     BufferBytes bytes = bufferBytes(memref);
     if (bytes.global && !write)
       return;
-    (write ? writes : reads).push_back(bytes.range);
+    // The bytes the access's own layout reaches: the pieces of a joined
+    // operand (oflow-merge-sibling-matmuls) are written side by side.
+    (write ? writes : reads).push_back(bytes.range ? layoutRange(memref) : bytes.range);
   }
 };
 

@@ -28,11 +28,24 @@ bool isHostOp(mlir::Operation *op);
 llvm::DenseSet<mlir::Operation *> findDeviceValues(mlir::Block &body);
 
 /// A byte range [begin, end) of one function argument (a program buffer).
+/// With a `pitch`, only the first `width` bytes of each pitch from `begin`
+/// on: a slab of rows, such as one piece of a concatenation along the last
+/// axis, whose bytes interleave with the other pieces'.
 struct ByteRange {
   unsigned arg;
   int64_t begin, end;
+  int64_t pitch = 0, width = 0;
   bool overlaps(const ByteRange &o) const {
-    return arg == o.arg && begin < o.end && o.begin < end;
+    if (arg != o.arg || begin >= o.end || o.begin >= end)
+      return false;
+    if (pitch > 0 && pitch == o.pitch) {
+      // Every byte of each lies at its own offsets within a pitch.
+      int64_t a = begin % pitch, b = o.begin % pitch;
+      if (a + width <= pitch && b + o.width <= pitch &&
+          (a + width <= b || b + o.width <= a))
+        return false;
+    }
+    return true;
   }
 };
 
@@ -41,6 +54,13 @@ struct ByteRange {
 /// view's offset or size is not static, or when the chain ends at the
 /// argument itself); nullopt when it has no such root.
 std::optional<ByteRange> rootRange(mlir::Value memref);
+
+/// rootRange narrowed to the bytes `memref`'s own strided layout addresses
+/// (a subview's, relative to the root view's start), with the pitch and
+/// width of its rows where its outer dims are rows of equal pitch: two
+/// pieces of a concatenation along the last axis do not overlap. The root's
+/// range where the layout is not static.
+std::optional<ByteRange> layoutRange(mlir::Value memref);
 
 /// What is known of the bytes a memref addresses, to tell buffers apart: a
 /// range of a program buffer, a global (an allocation of its own, never a

@@ -158,6 +158,40 @@ std::optional<ByteRange> rootRange(Value v) {
   return ByteRange{arg.getArgNumber(), 0, kUnbounded};
 }
 
+std::optional<ByteRange> layoutRange(Value memref) {
+  std::optional<ByteRange> root = rootRange(memref);
+  auto type = dyn_cast<MemRefType>(memref.getType());
+  if (!root || root->end == kUnbounded || !type || !type.hasStaticShape() ||
+      type.getNumElements() == 0 || !type.getElementType().isIntOrFloat() ||
+      type.getElementTypeBitWidth() % 8 != 0)
+    return root;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) || offset < 0 ||
+      llvm::any_of(strides, [](int64_t s) { return ShapedType::isDynamic(s) || s < 0; }))
+    return root;
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t bytes = type.getElementTypeBitWidth() / 8, last = offset;
+  for (auto [size, stride] : llvm::zip(shape, strides))
+    last += (size - 1) * stride;
+  ByteRange range = *root;
+  range.begin = root->begin + offset * bytes;
+  range.end = root->begin + (last + 1) * bytes;
+  if (range.end > root->end)
+    return root; // not within its root view: keep what is known
+  // Rows: the last dim contiguous, every outer dim a whole number of rows.
+  int64_t rank = type.getRank();
+  if (rank < 2 || strides[rank - 1] != 1 || shape[rank - 1] >= strides[rank - 2])
+    return range;
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    if (strides[d] != shape[d + 1] * strides[d + 1])
+      return range;
+  range.pitch = strides[rank - 2] * bytes;
+  range.width = shape[rank - 1] * bytes;
+  return range;
+}
+
 /// Whether `memref` is (a view of) a `memref.get_global`.
 static bool isGlobal(Value memref) {
   while (Operation *def = memref.getDefiningOp()) {
