@@ -37,7 +37,10 @@ void addBufferizePipeline(OpPassManager &pm, const BufferizeOptions &options) {
   // on the GPU also enough partial outputs to fill the chip (a column
   // reduction's 8 warps each take an eighth of the chain).
   addTextual(pm, options.gpu ? "func.func(oflow-split-reductions{max-chain=64 "
-                               "warp-rows=true column-warps=8})"
+                               "warp-rows=true column-warps=8},"
+                               // A row reduction's row-wise consumers next
+                               // to it: one warp-per-row kernel.
+                               "oflow-hoist-row-consumers{max-chain=64})"
                              : "func.func(oflow-split-reductions{"
                                "target-threads=0 max-chain=64})");
   // Fills are duplicated after the last CSE, which would merge them again.

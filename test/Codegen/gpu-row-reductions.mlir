@@ -329,3 +329,89 @@ func.func @sum_onto_memory(%buf: memref<?xi8>, %other: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// A layer norm's backward as autodiff orders it: the row statistic, then a
+// column sum (a weight gradient) over other bytes, then the row-wise input
+// gradient. The scan looks past the column sum: the statistic and the input
+// gradient are one kernel, and the column sum runs after it. It reads x as
+// the kernel does (two reads do not conflict).
+// CHECK-LABEL: func.func @past_column_sum
+//       CHECK: gpu.launch {{.*}} function(@past_column_sum_row0)
+//       CHECK:   gpu.shuffle
+//       CHECK:   arith.subf
+//       CHECK:   memref.store %{{.*}} : memref<16x64xf32>
+//       CHECK: } {oflow.strategy = "warp-row"}
+//       CHECK: linalg.fill
+//  CHECK-NEXT: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
+//   CHECK-NOT: linalg.generic
+func.func @past_column_sum(%buf: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c4096 = arith.constant 4096 : index
+  %c4160 = arith.constant 4160 : index
+  %c8192 = arith.constant 8192 : index
+  %zero = arith.constant 0.0 : f32
+  %x = memref.view %buf[%c0][] : memref<?xi8> to memref<16x64xf32>
+  %s = memref.view %buf[%c4096][] : memref<?xi8> to memref<16xf32>
+  %cols = memref.view %buf[%c4160][] : memref<?xi8> to memref<64xf32>
+  %y = memref.view %buf[%c8192][] : memref<?xi8> to memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<16x64xf32>) outs(%s : memref<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %out, %in : f32
+    linalg.yield %a : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%cols : memref<64xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%x : memref<16x64xf32>) outs(%cols : memref<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %out, %in : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<16x64xf32>, memref<16xf32>) outs(%y : memref<16x64xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %r = arith.subf %in, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// The same, but the column sum's output shares bytes with what the row-wise
+// op writes (the memory plan reused them): moving the column sum after the
+// kernel would overwrite it, so the group ends before the row-wise op, which
+// stays after the column sum.
+// CHECK-LABEL: func.func @column_sum_in_the_way
+//       CHECK: gpu.launch {{.*}} function(@column_sum_in_the_way_row0)
+//   CHECK-NOT:   arith.subf
+//       CHECK: } {oflow.strategy = "warp-row"}
+//       CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
+//       CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
+func.func @column_sum_in_the_way(%buf: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c4096 = arith.constant 4096 : index
+  %c8192 = arith.constant 8192 : index
+  %zero = arith.constant 0.0 : f32
+  %x = memref.view %buf[%c0][] : memref<?xi8> to memref<16x64xf32>
+  %s = memref.view %buf[%c4096][] : memref<?xi8> to memref<16xf32>
+  %cols = memref.view %buf[%c8192][] : memref<?xi8> to memref<64xf32>
+  %y = memref.view %buf[%c8192][] : memref<?xi8> to memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<16x64xf32>) outs(%s : memref<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %out, %in : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%x : memref<16x64xf32>) outs(%cols : memref<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %out, %in : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<16x64xf32>, memref<16xf32>) outs(%y : memref<16x64xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %r = arith.subf %in, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}

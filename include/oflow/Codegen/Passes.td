@@ -312,6 +312,29 @@ def DropUnitLoops : Pass<"oflow-drop-unit-loops", "mlir::func::FuncOp"> {
                            "mlir::affine::AffineDialect"];
 }
 
+def HoistRowConsumers : Pass<"oflow-hoist-row-consumers", "mlir::func::FuncOp"> {
+  let summary = "row-wise generics on tensors moved up next to their row reduction";
+  let description = [{
+    On tensors, before bufferization (the CUDA targets): after each
+    top-level row reduction the warp-row strategy runs (parallel loops, then
+    reduction loops; see oflow-gpu-row-reductions), the generics over the
+    same rows and columns, or over the same rows alone, or reducing the same
+    rows, that follow it within 24 ops move up next to it (with the
+    `tensor.empty`, fills, reshapes and constants they need), provided every
+    other operand is defined before. A layer norm's backward then reads: the
+    row statistics, the input gradient and its rounding for the next GEMM,
+    then the weight and bias gradients' column sums, and
+    oflow-gpu-row-reductions makes the first three one kernel. Without the
+    move, the memory plan could give the column sums' partials the bytes of
+    the input gradient, and the kernel formation could not look past them.
+  }];
+  let options = [
+    Option<"maxChain", "max-chain", "int64_t", "64",
+           "as oflow-gpu-row-reductions' max-chain: the reductions it runs">,
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
+}
+
 def GpuRowReductions : Pass<"oflow-gpu-row-reductions", "mlir::func::FuncOp"> {
   let summary = "row reductions and their row-wise consumers -> one warp per row";
   let description = [{
@@ -325,9 +348,13 @@ def GpuRowReductions : Pass<"oflow-gpu-row-reductions", "mlir::func::FuncOp"> {
     (reductions over the same columns, elementwise ops over row x columns),
     as long as every two accesses of overlapping memory by the group, one of
     them a write, use the same buffer with the same indexing map (so the
-    same lane of the same warp touches the element, in program order) and
-    only pure ops lie in between. The `linalg.fill` that initializes a
-    member reduction's output becomes its initial value.
+    same lane of the same warp touches the element, in program order). Up
+    to 8 other ops in between (a norm's weight-gradient column sums) are
+    looked past and move after the kernel, where none of them writes bytes
+    a later member touches or reads bytes a later member writes (from their
+    memory effects; the group ends before the first member that would
+    conflict). The `linalg.fill` that initializes a member reduction's
+    output becomes its initial value.
 
     The group becomes one `gpu.launch` (8 warps of 32 lanes per block,
     `oflow.strategy = "warp-row"`): each warp runs one row; lane l visits

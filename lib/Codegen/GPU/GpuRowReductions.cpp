@@ -85,6 +85,16 @@ std::optional<WarpRowReduction> matchWarpRowReduction(linalg::GenericOp op,
 
 namespace {
 
+/// How many ops outside a group its scan looks past (each moves after the
+/// kernel): enough for a norm's weight and bias gradients, partial and fold.
+constexpr unsigned kMaxSkipped = 8;
+
+/// Bytes an op outside the group reads or writes.
+struct Touch {
+  ByteRange range;
+  bool write = false;
+};
+
 /// One access of a group member to a buffer.
 struct Access {
   Value memref;
@@ -159,12 +169,12 @@ public:
     return true;
   }
 
-  /// Whether an access of member `from` or later may touch `ranges`.
-  bool touchedFrom(size_t from, ArrayRef<ByteRange> ranges) const {
+  /// Whether an access of member `from` or later may conflict with
+  /// `touches` (one of the two writes, and their bytes may overlap).
+  bool touchedFrom(size_t from, ArrayRef<Touch> touches) const {
     return llvm::any_of(accesses, [&](const Access &a) {
-      return a.member >= from &&
-             llvm::any_of(ranges, [&](const ByteRange &r) {
-               return a.bytes.mayOverlap({r});
+      return a.member >= from && llvm::any_of(touches, [&](const Touch &t) {
+               return (a.write || t.write) && a.bytes.mayOverlap({t.range});
              });
     });
   }
@@ -469,30 +479,40 @@ struct GpuRowReductionsPass : impl::GpuRowReductionsBase<GpuRowReductionsPass> {
     return nullptr;
   }
 
-  /// The bytes `op` may touch (every buffer used in it, as program-buffer
-  /// byte ranges) if it has no results and can run later: nullopt otherwise.
-  static std::optional<SmallVector<ByteRange>> deferrableRanges(Operation *op) {
+  /// The bytes `op` may read and write (as program-buffer byte ranges,
+  /// from the memory effects of the ops in it) if it has no results and
+  /// can run later: nullopt otherwise.
+  static std::optional<SmallVector<Touch>> deferrableRanges(Operation *op) {
     if (op->getNumResults())
       return std::nullopt;
-    SmallVector<ByteRange> ranges;
+    SmallVector<Touch> touches;
     WalkResult walk = op->walk([&](Operation *inner) {
       if (isa<func::CallOp, gpu::LaunchOp>(inner))
         return WalkResult::interrupt();
       if (isMemoryEffectFree(inner))
         return WalkResult::advance(); // views, index arithmetic
-      for (Value v : inner->getOperands()) {
-        if (!isa<MemRefType>(v.getType()))
-          continue;
+      auto iface = dyn_cast<MemoryEffectOpInterface>(inner);
+      if (!iface) // an scf.if's effects are those of the ops in it
+        return inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
+                   ? WalkResult::advance()
+                   : WalkResult::interrupt();
+      SmallVector<MemoryEffects::EffectInstance> effects;
+      iface.getEffects(effects);
+      for (const MemoryEffects::EffectInstance &e : effects) {
+        Value v = e.getValue();
+        if (!v || !isa<MemRefType>(v.getType()) ||
+            !isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()))
+          return WalkResult::interrupt();
         std::optional<ByteRange> range = rootRange(v);
         if (!range)
           return WalkResult::interrupt();
-        ranges.push_back(*range);
+        touches.push_back({*range, isa<MemoryEffects::Write>(e.getEffect())});
       }
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
       return std::nullopt;
-    return ranges;
+    return touches;
   }
 
   /// Whether `op` is checking mode's poisoning of a dead buffer: an scf.if
@@ -533,7 +553,7 @@ struct GpuRowReductionsPass : impl::GpuRowReductionsBase<GpuRowReductionsPass> {
         }
         if (isMemoryEffectFree(x))
           continue;
-        std::optional<SmallVector<ByteRange>> ranges = deferrableRanges(x);
+        std::optional<SmallVector<Touch>> ranges = deferrableRanges(x);
         if (ranges && !group.touchedFrom(seen, *ranges)) {
           deferred.push_back(x);
           continue;
@@ -582,6 +602,7 @@ struct GpuRowReductionsPass : impl::GpuRowReductionsBase<GpuRowReductionsPass> {
         continue;
       }
       Group group(*shape);
+      unsigned skipped = 0;
       for (Operation *next = op; next; next = next->getNextNode()) {
         if (next != op && isMemoryEffectFree(next))
           continue;
@@ -590,11 +611,18 @@ struct GpuRowReductionsPass : impl::GpuRowReductionsBase<GpuRowReductionsPass> {
         if (isa<linalg::FillOp, scf::IfOp>(next) && deferrableRanges(next))
           continue;
         auto candidate = dyn_cast<linalg::GenericOp>(next);
-        if (!candidate || !group.tryAdd(candidate, maxChain))
+        if (candidate && group.tryAdd(candidate, maxChain)) {
+          Member &m = group.members.back();
+          if (m.reduction)
+            m.initFill = initFill(candidate, group);
+          continue;
+        }
+        // Another op that can run after the kernel (a column reduction
+        // over the same rows: a norm's weight gradient between its
+        // statistics and its input gradient) is looked past; cutAtHazards
+        // ends the group before a member that depends on it.
+        if (++skipped > kMaxSkipped || !deferrableRanges(next))
           break;
-        Member &m = group.members.back();
-        if (m.reduction)
-          m.initFill = initFill(candidate, group);
       }
       SmallVector<Operation *> dropped;
       SmallVector<Operation *> deferred = cutAtHazards(group, dropped);
