@@ -21,9 +21,12 @@ static void addTextual(OpPassManager &pm, const std::string &pipeline) {
 
 void addBufferizePipeline(OpPassManager &pm, const BufferizeOptions &options) {
   // On the GPU a transpose next to an elementwise op fuses into it (one
-  // kernel instead of two); the CPU keeps its cache-tiled transpose loops.
+  // kernel instead of two), and so does a rounding of a result with other
+  // users (as one more result); the CPU keeps its cache-tiled transpose
+  // loops and vectorizes f32 generics only.
   if (options.fuseElementwise)
-    addTextual(pm, options.gpu ? "func.func(oflow-fuse-elementwise{transposes=true})"
+    addTextual(pm, options.gpu ? "func.func(oflow-fuse-elementwise{transposes=true "
+                                 "cast-results=true})"
                                : "func.func(oflow-fuse-elementwise)");
   // Weights read transposed by the GEMM call, not copied transposed.
   addTextual(pm, "func.func(oflow-fold-gemm-transposes)");

@@ -189,10 +189,21 @@ def OFlowFuseElementwise : Pass<"oflow-fuse-elementwise"> {
     generic (a cast), is left for `oflow-fold-gemm-transposes`, which turns
     it into the GEMM's own transposed read. The CUDA targets set it; the CPU
     keeps its transpose loops, which are tiled for the cache.
+
+    With `cast-results`, a cast (`arith.truncf`/`extf`: autocast's rounding
+    before a GEMM operand) of an elementwise generic's result that has other
+    users becomes one more result of that generic, both identity-mapped
+    over the same loops: the fusion above would compute the producer again
+    in each user (or, for erf and exp, not fuse), while this way one kernel
+    writes the f32 value and its rounding (a GELU's backward, a layer
+    norm's input gradient). The CUDA targets set it; on the CPU the
+    vectorizer takes f32 generics only.
   }];
   let options = [
     Option<"transposes", "transposes", "bool", "false",
            "generalize transposes next to elementwise generics so they fuse">,
+    Option<"castResults", "cast-results", "bool", "false",
+           "a cast of a multi-use elementwise result becomes one more result of its producer">,
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",

@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 #include "oflow/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -146,6 +148,87 @@ LogicalResult generalizeFusibleTransposes(Operation *root) {
   return success();
 }
 
+/// Whether `op` is an all-parallel generic on tensors whose maps are all
+/// identities (every operand indexed by the loops in order).
+bool isIdentityElementwise(linalg::GenericOp op) {
+  return op.hasPureTensorSemantics() &&
+         op.getNumLoops() == op.getNumParallelLoops() &&
+         llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); });
+}
+
+/// A cast (`arith.truncf`, the rounding autocast puts before a GEMM
+/// operand) of an all-parallel `producer`'s result, when that result has
+/// other users: elementwise fusion would compute the producer twice (in the
+/// cast and in the other users' kernels), or not fuse at all (erf, exp).
+/// The producer writes the cast value as one more result instead: one
+/// kernel writes the f32 value and its rounding, and the rounding's own
+/// read of the f32 value goes. The result and the cast identity-mapped over
+/// the same loops.
+LogicalResult fuseCastAsResult(RewriterBase &rewriter, linalg::GenericOp castOp) {
+  if (!isIdentityElementwise(castOp) || castOp.getNumDpsInputs() != 1 ||
+      castOp.getNumDpsInits() != 1 ||
+      castOp.payloadUsesValueFromOperand(castOp.getDpsInitOperand(0)))
+    return failure();
+  Block &castBody = *castOp.getBody();
+  if (castBody.getOperations().size() != 2 ||
+      !isa<arith::TruncFOp, arith::ExtFOp>(castBody.front()) ||
+      castBody.front().getOperand(0) != castBody.getArgument(0))
+    return failure();
+  auto result = dyn_cast<OpResult>(castOp.getDpsInputs()[0]);
+  auto producer = result ? dyn_cast<linalg::GenericOp>(result.getOwner())
+                         : linalg::GenericOp();
+  if (!producer || result.hasOneUse() || !producer.hasPureTensorSemantics() ||
+      producer.getNumLoops() != producer.getNumParallelLoops() ||
+      !producer.getIndexingMapMatchingResult(result).isIdentity() ||
+      producer.getStaticLoopRanges() != castOp.getStaticLoopRanges())
+    return failure();
+  // The castOp's destination, before the producer.
+  Value init = castOp.getDpsInits()[0];
+  auto empty = init.getDefiningOp<tensor::EmptyOp>();
+  if (!empty || !empty.getDynamicSizes().empty())
+    return failure();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(producer);
+  Value dest = tensor::EmptyOp::create(rewriter, castOp.getLoc(),
+                                       castOp.getResultTypes()[0], ValueRange());
+  SmallVector<Value> inits(producer.getDpsInits());
+  inits.push_back(dest);
+  SmallVector<Type> types(producer.getResultTypes());
+  types.push_back(castOp.getResultTypes()[0]);
+  SmallVector<AffineMap> maps = producer.getIndexingMapsArray();
+  maps.push_back(castOp.getIndexingMapsArray().back());
+  auto fused = linalg::GenericOp::create(
+      rewriter, rewriter.getFusedLoc({producer.getLoc(), castOp.getLoc()}), types,
+      producer.getDpsInputs(), inits, maps, producer.getIteratorTypesArray());
+  // The producer's body, with one more block argument (the castOp's
+  // destination element), then the castOp of the yielded value.
+  Region &region = fused.getRegion();
+  rewriter.inlineRegionBefore(producer.getRegion(), region, region.end());
+  Block &body = region.front();
+  body.addArgument(castBody.getArgument(1).getType(), castOp.getLoc());
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  rewriter.setInsertionPoint(yield);
+  IRMapping map;
+  map.map(castBody.getArgument(0), yield.getOperand(result.getResultNumber()));
+  Value casted = rewriter.clone(castBody.front(), map)->getResult(0);
+  SmallVector<Value> values(yield.getOperands());
+  values.push_back(casted);
+  rewriter.replaceOpWithNewOp<linalg::YieldOp>(yield, values);
+  rewriter.replaceOp(castOp, fused->getResults().back());
+  rewriter.replaceOp(producer, fused->getResults().drop_back());
+  return success();
+}
+
+/// Applies fuseCastAsResult to every cast in `root`, producers first.
+void fuseCastsAsResults(Operation *root) {
+  SmallVector<linalg::GenericOp> casts;
+  root->walk([&](linalg::GenericOp g) { casts.push_back(g); });
+  IRRewriter rewriter(root->getContext());
+  for (linalg::GenericOp castOp : casts)
+    (void)fuseCastAsResult(rewriter, castOp);
+}
+
 struct OFlowFuseElementwise
     : impl::OFlowFuseElementwiseBase<OFlowFuseElementwise> {
   using Base::Base;
@@ -167,7 +250,9 @@ struct OFlowFuseElementwise
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal();
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))
-      signalPassFailure();
+      return signalPassFailure();
+    if (castResults)
+      fuseCastsAsResults(getOperation());
   }
 };
 } // namespace
