@@ -6,6 +6,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
+#include <sys/stat.h>
 
 using namespace oflow_rt;
 using oflow_rt::test::expectError;
@@ -36,7 +37,8 @@ struct Model {
 };
 
 // w as float_data, b in an external file, steps as raw_data.
-Model good(const std::string &bLocation = "weights.bin", int64_t bOffset = 8) {
+Model good(const std::string &bLocation = "weights.bin", const std::string &bOffset = "8",
+           const std::string &bLength = "12") {
   Model m;
   onnx::TensorProto *w = m.add("w", onnx::TensorProto::FLOAT, {2});
   w->add_float_data(1.5f);
@@ -48,10 +50,10 @@ Model good(const std::string &bLocation = "weights.bin", int64_t bOffset = 8) {
   kv->set_value(bLocation);
   kv = b->add_external_data();
   kv->set_key("offset");
-  kv->set_value(std::to_string(bOffset));
+  kv->set_value(bOffset);
   kv = b->add_external_data();
   kv->set_key("length");
-  kv->set_value("12");
+  kv->set_value(bLength);
   onnx::TensorProto *s = m.add("steps", onnx::TensorProto::INT64, {});
   int64_t seven = 7;
   s->set_raw_data(&seven, 8);
@@ -95,12 +97,31 @@ TEST(Weights, RejectsBadModels) {
   expectError([&] { loadWeights(path, m, state.data(), true); },
               "initializer 'b': external data location 'weights.bin' does not exist next to the model");
   writeExternal(dir.path);
-  good("weights.bin", 12).write(path);
+  good("weights.bin", "12").write(path);
   expectError([&] { loadWeights(path, m, state.data(), true); },
               "initializer 'b': external data location 'weights.bin' is truncated "
               "(20 bytes, needs offset 12 + length 12)");
   good("../weights.bin").write(path);
   expectError([&] { loadWeights(path, m, state.data(), true); }, "inside the model's folder");
+  // The confinement rule's other cases, on the runtime's path (the
+  // importer's are in test/Driver/external-data.test): a directory, an
+  // offset past the end, an offset + length past 2^63 (the runtime reads
+  // them as int64: larger values are refused as they are parsed).
+  ASSERT_EQ(::mkdir((dir.path + "/data").c_str(), 0755), 0);
+  good("data").write(path);
+  expectError([&] { loadWeights(path, m, state.data(), true); },
+              "initializer 'b': external data location 'data' is not a regular file");
+  good("weights.bin", "4096").write(path);
+  expectError([&] { loadWeights(path, m, state.data(), true); },
+              "external data location 'weights.bin' is truncated (20 bytes, needs offset 4096 + "
+              "length 12)");
+  good("weights.bin", "9223372036854775807").write(path);
+  expectError([&] { loadWeights(path, m, state.data(), true); },
+              "external data location 'weights.bin' is truncated (20 bytes, needs offset "
+              "9223372036854775807 + length 12)");
+  good("weights.bin", "8", "18446744073709551615").write(path);
+  expectError([&] { loadWeights(path, m, state.data(), true); },
+              "initializer 'b': bad external-data length '18446744073709551615'");
   Model noSteps = good();
   noSteps.proto.mutable_graph()->mutable_initializer()->RemoveLast();
   noSteps.write(path);
