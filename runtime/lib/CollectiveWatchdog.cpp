@@ -225,8 +225,8 @@ std::string describePeers(const std::vector<PeerState> &peers, double silentAfte
     std::snprintf(secs, sizeof secs, "%.1f", quiet);
     parts.push_back(rankList(silent) + (silent.size() == 1 ? " has" : " have") +
                     " sent no heartbeat for " + secs + " s" +
-                    (silent.size() == 1 ? " (stopped, or its node hangs)"
-                                        : " or more (stopped, or their nodes hang)"));
+                    (silent.size() == 1 ? " (stopped, dead, or its node hangs)"
+                                        : " or more (stopped, dead, or their nodes hang)"));
   }
   parts.insert(parts.end(), busy.begin(), busy.end());
   parts.insert(parts.end(), elsewhere.begin(), elsewhere.end());

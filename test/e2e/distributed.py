@@ -385,11 +385,12 @@ def signal_rank(job, exe, rank, sig, timeout):
     return ranks, err, time.time() - t
 
 
-def stuck_drill(h, exe, env, data, victim):
-    """SIGSTOP to rank `victim` of a 4-rank job run with --collective-timeout 5."""
+def stuck_drill(h, exe, env, data, victim, sig=signal.SIGSTOP, flags=()):
+    """`sig` (SIGSTOP) to rank `victim` of a 4-rank job run with
+    --collective-timeout 5 (mpirun given `flags`)."""
     job = start_long_job(exe, env, ["--collective-timeout", "5"] + data,
-                         os.path.join(h.work, f"stuck-{victim}.jsonl"))
-    ranks, err, waited = signal_rank(job, exe, victim, signal.SIGSTOP, 90)
+                         os.path.join(h.work, f"stuck-{victim}-{int(sig)}.jsonl"), flags)
+    ranks, err, waited = signal_rank(job, exe, victim, sig, 90)
     for pid in ranks.values():  # whatever mpirun left behind, the stopped rank included
         try:
             os.kill(int(pid), signal.SIGKILL)
@@ -400,19 +401,22 @@ def stuck_drill(h, exe, env, data, victim):
     m = re.search(r"error: rank " + reporter + r": .* (on mesh axis \d+|over all ranks) in step "
                   r"\d+ has waited 5 s for the other ranks \(--collective-timeout\): "
                   r"rank " + str(victim) + r" has sent no heartbeat for [\d.]+ s "
-                  r"\(stopped, or its node hangs\)(; [^\n]*)?; ending the job", err)
-    check(sorted(r for r in ranks if r is not None) == [0, 1, 2, 3] and m is not None and job.returncode != 0 and
-          waited < 60,
-          f"rank {victim} stopped: --collective-timeout 5 ends the job in {waited:.1f} s "
+                  r"\(stopped, dead, or its node hangs\)(; [^\n]*)?; ending the job", err)
+    what = "stopped" if sig == signal.SIGSTOP else "killed (mpirun " + " ".join(flags) + ")"
+    # Under --enable-recovery Open MPI 4.1's mpirun exits 0 even after
+    # MPI_Abort: only oflow's message says the job failed.
+    check(sorted(r for r in ranks if r is not None) == [0, 1, 2, 3] and m is not None and
+          (job.returncode != 0 or "--enable-recovery" in flags) and waited < 60,
+          f"rank {victim} {what}: --collective-timeout 5 ends the job in {waited:.1f} s "
           f"naming the collective, axis and step, and rank {victim} as silent "
           f"({m.group(0) if m else [l for l in err.splitlines() if 'error' in l]})")
 
 
-def start_long_job(exe, env, args, log):
+def start_long_job(exe, env, args, log, flags=()):
     """A 4-rank job of (nearly) endless steps, returned once it has logged 20
     (or failed, or two minutes passed)."""
-    job = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "4", exe, "--steps", "100000000",
-                            "--log-json", log] + args,
+    job = subprocess.Popen(["mpirun", "--oversubscribe", *flags, "-np", "4", exe,
+                            "--steps", "100000000", "--log-json", log] + args,
                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
@@ -515,6 +519,12 @@ def group_faults(h, model):
     env.pop("OFLOW_TEST_SAVE_PAUSE")
     for victim in (3, 0):
         stuck_drill(h, exe, env, data, victim)
+
+    # One rank killed where mpirun keeps the job going (--enable-recovery,
+    # as a resilient launcher would): the others wait in a collective
+    # forever, and --collective-timeout ends the job with oflow's message
+    # naming the dead rank as silent.
+    stuck_drill(h, exe, env, data, 2, signal.SIGKILL, ["--enable-recovery"])
 
     # One rank killed in the middle of the steps: mpirun notices the rank
     # gone and ends the job (no watchdog needed); nobody hangs.

@@ -75,13 +75,13 @@ TEST(CollectiveWatchdog, PeersNamedBySilenceThenWork) {
       peer(4, 0.3, true, "a gather to rank 0", -1, 7) // waits elsewhere
   };
   EXPECT_EQ(describePeers(peers, 10, "all_reduce", 0, 7),
-            "rank 3 has sent no heartbeat for 12.5 s (stopped, or its node hangs); "
+            "rank 3 has sent no heartbeat for 12.5 s (stopped, dead, or its node hangs); "
             "rank 2 is alive in no collective (in step 7: computing, or hung in I/O); "
             "rank 4 waits in a gather to rank 0 over all ranks in step 7");
   peers.push_back(peer(0, 20, true, "all_reduce", 0, 7));
   EXPECT_EQ(describePeers({peers[0], peers[4]}, 10, "all_reduce", 0, 7),
-            "ranks 0, 3 have sent no heartbeat for 12.5 s or more (stopped, or their "
-            "nodes hang)");
+            "ranks 0, 3 have sent no heartbeat for 12.5 s or more (stopped, dead, or "
+            "their nodes hang)");
 }
 
 TEST(CollectiveWatchdog, NothingToSayWhenAllWaitTogether) {
