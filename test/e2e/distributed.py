@@ -459,6 +459,30 @@ def group_faults(h, model):
     check(proc.returncode != 0 and shards and shards[-1] in proc.stderr,
           f"missing shard {shards[-1] if shards else '?'}: clear error, no hang")
 
+    # NaNs in the data from step 3's batch on: every rank stops at that step with
+    # one line naming it (the loss is all-reduced), a non-zero exit, and the
+    # checkpoint saved before it is the one on disk.
+    import numpy as np
+    x = np.load(os.path.join(ROOT, "examples/mlp/x.npy")) if model == "mlp" else None
+    if x is not None:
+        x[96:] = np.nan  # from step 3's rows on, at the example's batch of 32
+        bad = os.path.join(h.work, "x_nan.npy")
+        np.save(bad, x)
+        nan_ckpt = os.path.join(h.work, "ckpt-nan")
+        proc = mpirun(4, [exe, "--steps", "6", "--save", nan_ckpt, "--save-every", "1",
+                          "--data", "x=" + bad, "--data", "y=examples/mlp/y.npy"], timeout=60)
+        m = re.search(r"error: step (\d+): loss is nan", proc.stderr)
+        index = os.path.join(nan_ckpt, "ckpt")
+        saved = open(index, "rb").read() if os.path.exists(index) else b""
+        check(proc.returncode != 0 and m is not None and
+              len(re.findall(r"error: step \d+: loss is nan", proc.stderr)) == 1 and
+              # a checkpoint is named by the steps it completed: step 3's NaN
+              # leaves the one of steps 0-2
+              f"ckpt-{m.group(1)}-".encode() in saved and
+              f"ckpt-{int(m.group(1)) + 1}-".encode() not in saved,
+              f"a NaN in step 3's data under mpirun: one error naming the step, the last "
+              f"checkpoint before it kept ({m.group(0) if m else proc.stderr.strip()[-200:]})")
+
     # kill -9 in the middle of a save (every rank's shard of step 4 written,
     # the index not yet): the save of step 2 stays whole, and resuming from
     # it continues as the straight run did, bit for bit.
