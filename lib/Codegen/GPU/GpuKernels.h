@@ -88,6 +88,19 @@ std::optional<llvm::SmallVector<mlir::Value>> bodyReads(mlir::linalg::GenericOp 
 /// reuse makes several).
 bool sameBuffer(mlir::Value a, mlir::Value b);
 
+/// Bytes an op reads or writes.
+struct Touch {
+  ByteRange range;
+  bool write = false;
+};
+
+/// What `root` and the ops nested in it read and write, from their memory
+/// effects, as program-buffer byte ranges (only the writes with
+/// `writesOnly`); nullopt where an op's effects are unknown or one is not on
+/// a program buffer.
+std::optional<llvm::SmallVector<Touch>> memoryTouches(mlir::Operation *root,
+                                                      bool writesOnly = false);
+
 /// Whether some op nested in `root` may write bytes of `range`.
 bool mayWrite(mlir::Operation *root, const ByteRange &range);
 

@@ -89,12 +89,6 @@ namespace {
 /// kernel): enough for a norm's weight and bias gradients, partial and fold.
 constexpr unsigned kMaxSkipped = 8;
 
-/// Bytes an op outside the group reads or writes.
-struct Touch {
-  ByteRange range;
-  bool write = false;
-};
-
 /// One access of a group member to a buffer.
 struct Access {
   Value memref;
@@ -485,34 +479,13 @@ struct GpuRowReductionsPass : impl::GpuRowReductionsBase<GpuRowReductionsPass> {
   static std::optional<SmallVector<Touch>> deferrableRanges(Operation *op) {
     if (op->getNumResults())
       return std::nullopt;
-    SmallVector<Touch> touches;
-    WalkResult walk = op->walk([&](Operation *inner) {
-      if (isa<func::CallOp, gpu::LaunchOp>(inner))
-        return WalkResult::interrupt();
-      if (isMemoryEffectFree(inner))
-        return WalkResult::advance(); // views, index arithmetic
-      auto iface = dyn_cast<MemoryEffectOpInterface>(inner);
-      if (!iface) // an scf.if's effects are those of the ops in it
-        return inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
-                   ? WalkResult::advance()
-                   : WalkResult::interrupt();
-      SmallVector<MemoryEffects::EffectInstance> effects;
-      iface.getEffects(effects);
-      for (const MemoryEffects::EffectInstance &e : effects) {
-        Value v = e.getValue();
-        if (!v || !isa<MemRefType>(v.getType()) ||
-            !isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()))
-          return WalkResult::interrupt();
-        std::optional<ByteRange> range = rootRange(v);
-        if (!range)
-          return WalkResult::interrupt();
-        touches.push_back({*range, isa<MemoryEffects::Write>(e.getEffect())});
-      }
-      return WalkResult::advance();
+    WalkResult calls = op->walk([](Operation *inner) {
+      return isa<func::CallOp, gpu::LaunchOp>(inner) ? WalkResult::interrupt()
+                                                     : WalkResult::advance();
     });
-    if (walk.wasInterrupted())
+    if (calls.wasInterrupted())
       return std::nullopt;
-    return touches;
+    return memoryTouches(op);
   }
 
   /// Whether `op` is checking mode's poisoning of a dead buffer: an scf.if

@@ -212,28 +212,40 @@ BufferBytes bufferBytes(Value memref) {
   return bytes;
 }
 
-bool mayWrite(Operation *root, const ByteRange &read) {
+std::optional<SmallVector<Touch>> memoryTouches(Operation *root, bool writesOnly) {
+  SmallVector<Touch> touches;
   WalkResult result = root->walk([&](Operation *op) {
     if (isMemoryEffectFree(op))
       return WalkResult::advance();
     auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    if (!effects)
+    if (!effects) // an scf.if's effects are those of the ops in it
       return op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
                  ? WalkResult::advance()
                  : WalkResult::interrupt();
     SmallVector<MemoryEffects::EffectInstance> instances;
     effects.getEffects(instances);
     for (const MemoryEffects::EffectInstance &e : instances) {
-      if (!isa<MemoryEffects::Write>(e.getEffect()))
+      bool write = isa<MemoryEffects::Write>(e.getEffect());
+      if (writesOnly && !write)
         continue;
+      if (!write && !isa<MemoryEffects::Read>(e.getEffect()))
+        return WalkResult::interrupt(); // allocations, frees
       std::optional<ByteRange> range =
           e.getValue() ? rootRange(e.getValue()) : std::nullopt;
-      if (!range || range->overlaps(read))
+      if (!range)
         return WalkResult::interrupt();
+      touches.push_back({*range, write});
     }
     return WalkResult::advance();
   });
-  return result.wasInterrupted();
+  if (result.wasInterrupted())
+    return std::nullopt;
+  return touches;
+}
+
+bool mayWrite(Operation *root, const ByteRange &read) {
+  std::optional<SmallVector<Touch>> writes = memoryTouches(root, /*writesOnly=*/true);
+  return !writes || llvm::any_of(*writes, [&](const Touch &w) { return w.range.overlaps(read); });
 }
 
 namespace {
