@@ -57,8 +57,7 @@ bool runsOverRows(linalg::GenericOp op, ArrayRef<int64_t> rows, ArrayRef<int64_t
 bool movesAlong(Operation *op) {
   return isa<tensor::EmptyOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
              arith::ConstantOp, linalg::FillOp>(op) &&
-         (isa<linalg::FillOp>(op) ||
-          (op->getNumRegions() == 0 && isMemoryEffectFree(op)));
+         isMemoryEffectFree(op); // a fill on tensors included
 }
 
 /// Collects into `chain` (producers first) the ops after `at` that `v`
