@@ -144,6 +144,15 @@ LogicalResult OFlowDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a dictionary on a function";
     return success();
   }
+  // A gather chain copied for the backward pass (oflow-regather-for-backward):
+  // the mark keeps CSE from merging it back into the forward pass's chain.
+  if (name == "oflow.regather") {
+    if (!isa<UnitAttr>(attr.getValue()) || !getBoxingMeshAxis(op) &&
+                                               op->getNumOperands() != 1)
+      return op->emitError() << "'" << name
+                             << "' is a unit attribute of a gather chain's op";
+    return success();
+  }
   // A CPU loop nest's range of iterations for the threads, and the fewest
   // worth one (oflow-parallelize-nests).
   if (name == "oflow.parallel_iterations" || name == "oflow.parallel_grain") {
@@ -160,7 +169,7 @@ LogicalResult OFlowDialect::verifyOperationAttribute(Operation *op,
       "oflow.state_offset", "oflow.io",          "oflow.io_bytes",
       "oflow.state_bytes",  "oflow.arena_bytes", "oflow.memory_plan",
       "oflow.strategy",     "oflow.segments",    "oflow.origins",
-      "oflow.recompute"};
+      "oflow.recompute",    "oflow.gathered_weight"};
   if (llvm::is_contained(kCodegenAttrs, name))
     return success();
   return op->emitError() << "unknown oflow attribute '" << name << "'";

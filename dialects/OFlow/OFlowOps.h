@@ -9,6 +9,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -75,6 +76,16 @@ std::optional<int64_t> getBoxingMeshAxis(Operation *op);
 /// The SBP a boxing op turns `source` (its operand's entry on its mesh axis)
 /// into; nullopt when the op does not accept that source.
 std::optional<SbpAttr> getBoxingTarget(Operation *op, SbpAttr source);
+/// In a training entry (one block: forward, loss, backward, optimizer), the
+/// last op that reduces an activation to the returned `loss` (followed back
+/// through scalar ops and collectives): what comes after it is backward.
+/// Null when the entry returns no loss.
+Operation *getLossBoundary(FunctionOpInterface fn);
+/// When `op`'s value is a variable passed through at most `maxOps`
+/// side-effect-free one-operand ops (views, boxing), at least one of them an
+/// all-gather: those ops, from just after the `oflow.read_variable`, in
+/// program order (a split weight gathered whole). Empty otherwise.
+SmallVector<Operation *> getWeightGatherChain(Operation *op, unsigned maxOps = 4);
 } // namespace mlir::oflow
 
 #endif

@@ -166,7 +166,13 @@ static void reportMemoryPlan(ModuleOp module, const CompileOptions &options) {
                  << "): peak " << humanBytes(peak) << ", naive "
                  << humanBytes(naive) << ", liveness lower bound "
                  << humanBytes(bound) << ", "
-                 << plan.getAs<IntegerAttr>("buffers").getInt() << " buffers\n";
+                 << plan.getAs<IntegerAttr>("buffers").getInt() << " buffers";
+    auto gathered = plan.getAs<IntegerAttr>("gathered_weights");
+    if (gathered && gathered.getInt() > 0)
+      llvm::errs() << "; weights gathered whole: "
+                   << humanBytes(plan.getAs<IntegerAttr>("gathered_weights_peak").getInt())
+                   << " live at most, of " << humanBytes(gathered.getInt());
+    llvm::errs() << "\n";
   }
 }
 
@@ -661,7 +667,10 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     const MemoryUse &use = finalUse;
     planReport += "simulate memory peak_bytes_per_device=" + std::to_string(use.total()) +
                   " state_bytes=" + std::to_string(use.stateAligned) +
-                  " arena_bytes=" + std::to_string(use.arena) + "\n";
+                  " arena_bytes=" + std::to_string(use.arena) +
+                  " gathered_weight_bytes=" + std::to_string(use.gatheredWeights) +
+                  " gathered_weight_peak_bytes=" + std::to_string(use.gatheredWeightsPeak) +
+                  "\n";
     return failed(writeText(planReport + describeMemoryLimit(use, limit), options, cliLoc)) ? 1
                                                                                           : 0;
   }

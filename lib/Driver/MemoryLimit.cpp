@@ -47,6 +47,10 @@ MemoryUse measureMemoryUse(ModuleOp module) {
   for (auto fn : module.getOps<func::FuncOp>())
     if (auto plan = fn->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr)) {
       int64_t peak = plan.getAs<IntegerAttr>("peak").getInt();
+      if (auto bytes = plan.getAs<IntegerAttr>("gathered_weights"))
+        use.gatheredWeights = std::max(use.gatheredWeights, bytes.getInt());
+      if (auto bytes = plan.getAs<IntegerAttr>("gathered_weights_peak"))
+        use.gatheredWeightsPeak = std::max(use.gatheredWeightsPeak, bytes.getInt());
       if (use.arenaEntry.empty() || peak > use.arena) {
         auto entry = fn->getAttrOfType<StringAttr>(kEntryAttr);
         use.arenaEntry = entry ? entry.getValue().str() : fn.getSymName().str();

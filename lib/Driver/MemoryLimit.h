@@ -20,6 +20,9 @@ struct MemoryUse {
   int64_t io = 0;                                    ///< inputs and outputs
   int64_t arena = 0;                                 ///< the largest entry's peak
   std::string arenaEntry;                            ///< that entry
+  /// Weights all-gathered whole (ZeRO-3), over the entries: their bytes,
+  /// and the most of them live at once (the memory plan's account).
+  int64_t gatheredWeights = 0, gatheredWeightsPeak = 0;
   int64_t total() const { return stateAligned + io + arena; }
 };
 MemoryUse measureMemoryUse(mlir::ModuleOp module);

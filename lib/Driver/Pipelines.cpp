@@ -262,6 +262,8 @@ void addSbpPasses(PassManager &pm, const CompileOptions &options) {
   BucketCollectivesOptions bucket;
   bucket.bucketMb = options.bucketMb;
   pm.addPass(createBucketCollectives(bucket));
+  if (options.reshardAfterForward)
+    pm.addPass(createRegatherForBackward());
   pm.addPass(createVerifySbp());
 }
 

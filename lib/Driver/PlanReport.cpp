@@ -344,7 +344,13 @@ std::string describeMemoryPlan(ModuleOp module) {
       int64_t peak = plan.getAs<IntegerAttr>("peak").getInt();
       os << "memory entry="
          << fn->getAttrOfType<StringAttr>(kEntryAttr).getValue()
-         << " arena_peak_bytes=" << peak << "\n";
+         << " arena_peak_bytes=" << peak;
+      if (auto gathered = plan.getAs<IntegerAttr>("gathered_weights");
+          gathered && gathered.getInt() > 0)
+        os << " gathered_weight_bytes=" << gathered.getInt()
+           << " gathered_weight_peak_bytes="
+           << plan.getAs<IntegerAttr>("gathered_weights_peak").getInt();
+      os << "\n";
       arena = std::max(arena, peak);
     }
   os << "memory state_bytes=" << state << " io_bytes=" << io

@@ -148,6 +148,16 @@ private:
   llvm::StringMap<of::NdSbpAttr> variableLayouts;
   /// The layout each entry function returns its results in (B).
   of::NdSbpAttr returnLayout;
+  /// The layout `use`'s return passes its value in: a gradient result
+  /// (`oflow.grad_of`) in its parameter's layout, so that a split
+  /// parameter's gradient is reduce-scattered, not all-reduced, and the
+  /// grads entry's outputs take no more memory than the parameters (the
+  /// runtime assembles the pieces when it writes them: --dump-grads);
+  /// every other result whole (B).
+  of::NdSbpAttr returnLayoutOf(func::FuncOp fn, unsigned result);
+  /// The layout `use` needs its value in when its owner is a hint, a
+  /// variable write or a return; null for other users.
+  of::NdSbpAttr fixedLayoutOf(OpOperand &use);
 };
 
 } // namespace
@@ -341,17 +351,9 @@ double Planner::lookAheadSeconds(Operation *op, ArrayRef<of::NdSbpAttr> results)
           entry = of::SbpAttr::getBroadcast(ctx);
       targets.insert(of::NdSbpAttr::get(ctx, reduced));
     }
-    for (Operation *user : value.getUsers()) {
-      of::NdSbpAttr wanted;
-      if (auto hint = dyn_cast<of::SbpHintOp>(user))
-        wanted = hint.getSbp();
-      else if (auto write = dyn_cast<of::WriteVariableOp>(user))
-        wanted = variableLayouts.lookup(write.getVariable());
-      else if (isa<func::ReturnOp>(user))
-        wanted = returnLayout;
-      if (wanted)
+    for (OpOperand &use : value.getUses())
+      if (of::NdSbpAttr wanted = fixedLayoutOf(use))
         targets.insert(wanted);
-    }
     for (Attribute target : targets)
       seconds += boxingSeconds(value, layout, cast<of::NdSbpAttr>(target));
   }
@@ -541,8 +543,9 @@ void Planner::computePreferred(func::FuncOp fn) {
     } else if (auto hint = dyn_cast<of::SbpHintOp>(op)) {
       preferred.try_emplace(hint.getInput(), hint.getSbp());
     } else if (isa<func::ReturnOp>(op)) {
-      for (Value v : op->getOperands())
-        preferred.try_emplace(v, returnLayout);
+      for (OpOperand &operand : op->getOpOperands())
+        preferred.try_emplace(operand.get(),
+                              returnLayoutOf(fn, operand.getOperandNumber()));
     } else if (op->getNumResults() == 1) {
       of::NdSbpAttr target = preferred.lookup(op->getResult(0));
       if (!target)
@@ -638,7 +641,10 @@ LogicalResult Planner::planFunction(func::FuncOp fn) {
       return WalkResult::advance();
     }
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      setOperands(op, SmallVector<of::NdSbpAttr>(ret.getNumOperands(), returnLayout));
+      SmallVector<of::NdSbpAttr> returned;
+      for (unsigned i = 0; i < ret.getNumOperands(); ++i)
+        returned.push_back(returnLayoutOf(fn, i));
+      setOperands(op, returned);
       return WalkResult::advance();
     }
     if (isa<of::ConstantOp>(op)) {
@@ -657,20 +663,33 @@ LogicalResult Planner::planFunction(func::FuncOp fn) {
   if (walk.wasInterrupted())
     return failure();
   for (unsigned i = 0; i < fn.getNumResults(); ++i)
-    fn.setResultAttr(i, of::OFlowDialect::kSbpAttrName, returnLayout);
+    fn.setResultAttr(i, of::OFlowDialect::kSbpAttrName, returnLayoutOf(fn, i));
   return success();
+}
+
+of::NdSbpAttr Planner::returnLayoutOf(func::FuncOp fn, unsigned result) {
+  if (auto param = fn.getResultAttrOfType<StringAttr>(result, "oflow.grad_of"))
+    if (of::NdSbpAttr layout = variableLayouts.lookup(param.getValue()))
+      return layout;
+  return returnLayout;
+}
+
+of::NdSbpAttr Planner::fixedLayoutOf(OpOperand &use) {
+  Operation *user = use.getOwner();
+  if (auto hint = dyn_cast<of::SbpHintOp>(user))
+    return hint.getSbp();
+  if (auto write = dyn_cast<of::WriteVariableOp>(user))
+    return variableLayouts.lookup(write.getVariable());
+  if (isa<func::ReturnOp>(user))
+    return returnLayoutOf(user->getParentOfType<func::FuncOp>(), use.getOperandNumber());
+  return {};
 }
 
 double Planner::fixedUsersSeconds(Value value, of::NdSbpAttr layout) {
   llvm::SmallDenseSet<Attribute, 4> targets;
-  for (Operation *user : value.getUsers()) {
-    if (auto hint = dyn_cast<of::SbpHintOp>(user))
-      targets.insert(hint.getSbp());
-    else if (auto write = dyn_cast<of::WriteVariableOp>(user))
-      targets.insert(variableLayouts.lookup(write.getVariable()));
-    else if (isa<func::ReturnOp>(user))
-      targets.insert(returnLayout);
-  }
+  for (OpOperand &use : value.getUses())
+    if (of::NdSbpAttr wanted = fixedLayoutOf(use))
+      targets.insert(wanted);
   double seconds = 0;
   for (Attribute target : targets)
     seconds += boxingSeconds(value, layout, cast<of::NdSbpAttr>(target));

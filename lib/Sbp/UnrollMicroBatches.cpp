@@ -32,6 +32,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <map>
+
 namespace oflow {
 #define GEN_PASS_DEF_UNROLLMICROBATCHES
 #include "oflow/Sbp/Passes.h.inc"
@@ -116,6 +118,9 @@ private:
   LogicalResult unrollBucket(of::AllReduceOp op);
   LogicalResult unrollReturn(func::ReturnOp ret);
   void schedule();
+  /// Gives each lane its own copy of a weight all-gathered once for
+  /// several lanes.
+  void gatherWeightsPerLane();
   /// Marks the values that per-micro-batch ops read, directly or through
   /// ops run once (a loss's global count feeds every lane's backward).
   void findValuesFeedingLanes();
@@ -573,8 +578,48 @@ LogicalResult Unroller::run() {
     op->dropAllUses();
     op->erase();
   }
+  gatherWeightsPerLane();
   schedule();
   return success();
+}
+
+// A split weight's all-gather made once and read by every lane would stay
+// whole from the first lane's use to the last one's, across the other
+// lanes' forward and backward passes: every gathered weight at once, what
+// oflow-regather-for-backward avoids. Each lane gathers its own, as FSDP
+// does under gradient accumulation (one all-gather per weight and lane).
+void Unroller::gatherWeightsPerLane() {
+  DenseMap<Operation *, int64_t> laneOf;
+  for (int64_t k = 0; k < count; ++k)
+    for (Operation *op : laneOps[k])
+      laneOf[op] = k;
+  SmallVector<Operation *> ops;
+  for (Operation &op : fn.front())
+    ops.push_back(&op);
+  // Last first: the end of a chain is copied before what is inside it.
+  for (Operation *op : llvm::reverse(ops)) {
+    if (laneOf.count(op) || op->getNumResults() != 1)
+      continue;
+    Value value = op->getResult(0);
+    std::map<int64_t, SmallVector<OpOperand *>> usesByLane;
+    for (OpOperand &use : value.getUses())
+      if (auto it = laneOf.find(use.getOwner()); it != laneOf.end())
+        usesByLane[it->second].push_back(&use);
+    if (usesByLane.size() < 2)
+      continue;
+    SmallVector<Operation *> chain = of::getWeightGatherChain(op);
+    if (chain.empty() || llvm::any_of(chain, [&](Operation *c) { return laneOf.count(c); }))
+      continue;
+    // The first lane keeps the original; the others get copies.
+    for (auto &[lane, uses] : llvm::drop_begin(usesByLane)) {
+      OpBuilder b(op);
+      IRMapping map;
+      for (Operation *link : chain)
+        record(b.clone(*link, map), lane);
+      for (OpOperand *use : uses)
+        use->set(map.lookup(value));
+    }
+  }
 }
 
 struct UnrollMicroBatches

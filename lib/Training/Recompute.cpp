@@ -111,38 +111,12 @@ public:
       pos[&op] = kSpacing * ++i;
   }
 
-  /// The position of the last op that reduces an activation to the loss
-  /// (followed back from the `loss` result through scalar ops and
-  /// collectives), or nullopt when the entry returns no loss.
+  /// The position of the last op that reduces an activation to the loss,
+  /// or nullopt when the entry returns no loss.
   std::optional<int64_t> lossBoundary(func::FuncOp func) {
-    Operation *ret = block.getTerminator();
-    SmallVector<Value> work;
-    for (unsigned i = 0; i < func.getNumResults(); ++i)
-      if (auto name = func.getResultAttrOfType<StringAttr>(i, "oflow.name");
-          name && name.getValue() == "loss")
-        work.push_back(ret->getOperand(i));
-    if (work.empty())
-      return std::nullopt;
-    std::optional<int64_t> boundary;
-    DenseSet<Operation *> seen;
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      Operation *def = v.getDefiningOp();
-      if (!def || def->getBlock() != &block || !seen.insert(def).second)
-        continue;
-      if (mlir::oflow::getBoxingMeshAxis(def)) {
-        unsigned index = cast<OpResult>(v).getResultNumber();
-        work.push_back(def->getOperand(
-            def->getNumOperands() == def->getNumResults() ? index : 0));
-        continue;
-      }
-      if (llvm::all_of(def->getOperands(), isScalar)) {
-        llvm::append_range(work, def->getOperands());
-        continue;
-      }
-      boundary = std::max(boundary.value_or(0), pos.lookup(def));
-    }
-    return boundary;
+    if (Operation *boundary = mlir::oflow::getLossBoundary(func))
+      return pos.lookup(boundary);
+    return std::nullopt;
   }
 
   /// Ops copied, their FLOPs and the bytes they write (this device's).

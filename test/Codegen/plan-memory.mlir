@@ -12,7 +12,7 @@
 // Every region is poisoned (0xFF) after its last use when the io flag is set.
 // CHECK: module attributes {oflow.arena_bytes = 2048 : i64
 // CHECK-LABEL: func.func @oflow_infer
-// CHECK-SAME: oflow.memory_plan = {buffers = 3 : i64, lower_bound = 2048 : i64, naive = 3072 : i64, peak = 2048 : i64}
+// CHECK-SAME: oflow.memory_plan = {buffers = 3 : i64, gathered_weights = 0 : i64, gathered_weights_peak = 0 : i64, lower_bound = 2048 : i64, naive = 3072 : i64, peak = 2048 : i64}
 // CHECK: %[[FLAG:.*]] = memref.load
 // CHECK: %[[POISON:.*]] = arith.cmpi ne, %[[FLAG]]
 // CHECK: %[[A:.*]] = memref.view %arg2[%c0{{.*}}][] : memref<?xi8> to memref<256xf32>

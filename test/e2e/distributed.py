@@ -607,15 +607,15 @@ def group_faults(h, model):
 
 
 def group_memory(h, model):
-    """--memory-limit below the data-parallel plan's bytes per device (60%
-    for the MLP; 70% for the GPT, whose activations are 70% of its bytes:
-    sharding alone reaches 77-80% there, selective recomputation with
-    ZeRO-2 or ZeRO-3 66-69%, so the plan must recompute): the planner
-    shards the optimizer state (and, if that is not enough, the parameters),
-    the run matches one device, and each rank allocates less than the limit
-    and than the data-parallel run."""
+    """--memory-limit at 60% of the data-parallel plan's bytes per device
+    (issue #15): the planner shards the optimizer state (and, if that is not
+    enough, the parameters), the run matches one device, and each rank
+    allocates less than the limit and than the data-parallel run. The GPT's
+    activations are most of its bytes: ZeRO-3 alone reaches 64% there (each
+    weight gathered again for the backward pass), with selective
+    recomputation 50-51%, so its plan must recompute."""
     extra = ["--optimizer", "adamw"]
-    fraction = {"mlp": 0.6, "gpt": 0.7}.get(model, 0.6)
+    fraction = 0.6
 
     def peak_and_plan(mesh, more=()):
         path = h.compile(model, mesh, extra=extra + list(more), emit="plan")

@@ -36,6 +36,9 @@ constexpr llvm::StringLiteral kStateBytesAttr = "oflow.state_bytes";
 constexpr llvm::StringLiteral kIoBytesAttr = "oflow.io_bytes";
 constexpr llvm::StringLiteral kArenaBytesAttr = "oflow.arena_bytes";
 constexpr llvm::StringLiteral kMemoryPlanAttr = "oflow.memory_plan";
+/// On the buffer an all-gather of a variable's pieces writes (a ZeRO-3
+/// weight gathered whole): the memory plan counts how many live at once.
+constexpr llvm::StringLiteral kGatheredWeightAttr = "oflow.gathered_weight";
 
 } // namespace oflow
 

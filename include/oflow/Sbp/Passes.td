@@ -150,6 +150,29 @@ def BucketCollectives : Pass<"oflow-bucket-collectives", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::oflow::OFlowDialect"];
 }
 
+def RegatherForBackward : Pass<"oflow-regather-for-backward", "::mlir::ModuleOp"> {
+  let summary = "gather split weights again for the backward pass (ZeRO-3's reshard after forward)";
+  let description = [{
+    After boxing, in each training entry: a variable split over the mesh
+    (ZeRO-3, `shard-state=all|node`) is all-gathered where the forward pass
+    uses it, and the backward pass reads the same gathered value, so every
+    gathered weight stays whole from its forward use to its backward use:
+    all of them at once at the forward/backward boundary. This pass gives
+    the backward uses their own copy of the gather chain (the all-gathers
+    and views between `oflow.read_variable` and the value), placed right
+    before the first backward use, as PyTorch FSDP's
+    `reshard_after_forward` and DeepSpeed's ZeRO-3 do: the forward copy dies
+    at its last forward use, and each weight costs one more all-gather per
+    step. The forward part ends at the op that reduces an activation to
+    the loss.
+
+    Copies carry `oflow.regather`, so that CSE does not merge them back
+    into the forward chain. Chains are at most 4 ops of one operand each,
+    free of side effects, with at least one all-gather.
+  }];
+  let dependentDialects = ["::mlir::oflow::OFlowDialect"];
+}
+
 def Partition : Pass<"oflow-partition", "::mlir::ModuleOp"> {
   let summary = "global shapes to each rank's local shapes (SPMD)";
   let description = [{

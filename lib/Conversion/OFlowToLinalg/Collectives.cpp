@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "oflow/Codegen/DeclareFunction.h"
+#include "oflow/Codegen/Passes.h"
 #include "oflow/Codegen/RuntimeDtype.h"
 #include "LoweringUtils.h"
 
@@ -54,9 +55,12 @@ Value meshCoord(OpBuilder &b, Location loc, Operation *anchor, int64_t meshAxis)
 /// Calls the placeholder of runtime collective `kind` on `input` (any shape)
 /// with `args` around the two buffers; returns a new tensor of `resultShape`.
 /// `before`: the i64 arguments before the two pointers, `after`: after them.
+/// `resultMark`: a unit attribute for the result's buffer (what it holds,
+/// for the memory plan's account).
 Value callCollective(OpBuilder &b, Location loc, Operation *anchor,
                      StringRef kind, Value input, ArrayRef<int64_t> resultShape,
-                     ArrayRef<int64_t> before, ArrayRef<int64_t> after) {
+                     ArrayRef<int64_t> before, ArrayRef<int64_t> after,
+                     StringRef resultMark = {}) {
   Type element = elementTypeOf(input);
   int64_t inCount = tensorType(input).getNumElements();
   int64_t outCount = 1;
@@ -80,7 +84,10 @@ Value callCollective(OpBuilder &b, Location loc, Operation *anchor,
   auto outType = MemRefType::get({outCount}, element);
   Value inBuf = bufferization::ToBufferOp::create(b, loc, inType, copy,
                                                   /*read_only=*/true);
-  Value outBuf = memref::AllocOp::create(b, loc, outType);
+  auto outAlloc = memref::AllocOp::create(b, loc, outType);
+  if (!resultMark.empty())
+    outAlloc->setAttr(resultMark, b.getUnitAttr());
+  Value outBuf = outAlloc;
 
   auto dynType = MemRefType::get({ShapedType::kDynamic}, element);
   SmallVector<Value> args;
@@ -105,6 +112,26 @@ Value callCollective(OpBuilder &b, Location loc, Operation *anchor,
       b, loc, RankedTensorType::get({outCount}, element), outBuf,
       /*restrict=*/true, /*writable=*/true);
   return reshapeTo(b, loc, out, resultShape);
+}
+
+/// Whether `v` is a variable's piece, read from the state buffer (the entry's
+/// first argument) through at most a few one-operand ops (a transpose).
+bool readsState(Value v) {
+  for (int depth = 0; depth < 6; ++depth) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return false;
+    if (auto read = dyn_cast<bufferization::ToTensorOp>(def)) {
+      auto view = read.getBuffer().getDefiningOp<memref::ViewOp>();
+      auto arg = view ? dyn_cast<BlockArgument>(view.getSource()) : BlockArgument();
+      return arg && arg.getArgNumber() == 0 &&
+             isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
+    }
+    if (def->getNumOperands() != 1 || def->getNumResults() != 1)
+      return false;
+    v = def->getOperand(0);
+  }
+  return false;
 }
 
 /// Product of `shape[from, to)`.
@@ -197,7 +224,8 @@ struct AllGatherLowering : OpConversionPattern<of::AllGatherOp> {
         op, callCollective(rewriter, op.getLoc(), op, "all_gather",
                            adaptor.getInput(), shapeOf(op.getOutput()),
                            {dtypeCode(element)},
-                           {outer, chunk, op.getMeshAxis()}));
+                           {outer, chunk, op.getMeshAxis()},
+                           readsState(op.getInput()) ? kGatheredWeightAttr : ""));
     return success();
   }
 };

@@ -43,6 +43,62 @@ bool mayPropagateReshape(OpOperand *operand) {
   return mayFuse(operand) && (!producer || producer->hasOneUse());
 }
 
+/// How many top-level ops past its last read a fusion may keep a tensor.
+constexpr int64_t kMaxLifetimeExtension = 64;
+
+/// Whether fusing `producer`, which stays for its other users, into
+/// `consumer` makes the consumer read a large operand of the producer that
+/// nothing reads at or after the consumer, or for the last time more than
+/// kMaxLifetimeExtension ops before it: that operand would then live on
+/// beside the producer's result, which lives anyway. A bias addition after
+/// a GEMM, fused into the GELU backward that selective recomputation places
+/// in the backward pass, kept every layer's GEMM output from the forward
+/// pass to the backward one next to the sum it is part of (twice the
+/// activation memory of that tensor, to save no bytes at all).
+bool extendsOperandLifetime(Operation *producer, Operation *consumer) {
+  if (producer->getBlock() != consumer->getBlock() || producer->getNumResults() != 1)
+    return false;
+  // A producer whose users are all generics may fuse into each of them and
+  // go away: its operands then replace its result, no more bytes. It stays
+  // when something else reads it (a GEMM, a recomputation's barrier copy).
+  if (llvm::all_of(producer->getUsers(), [](Operation *user) {
+        return isa<linalg::GenericOp>(user) && !isLibraryOp(user);
+      }))
+    return false;
+  auto resultType = dyn_cast<RankedTensorType>(producer->getResult(0).getType());
+  if (!resultType || !resultType.hasStaticShape())
+    return false;
+  for (Value v : producer->getOperands()) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    // Scalars and vectors next to the result (a bias) cost little to keep.
+    if (!type || !type.hasStaticShape() ||
+        8 * type.getNumElements() < resultType.getNumElements())
+      continue;
+    // Where `v` is read last before the consumer; past it, the fusion
+    // extends its life. Near the consumer (the same layer's next ops) that
+    // costs little and can save a launch; far (the backward pass reading
+    // the forward's tensors) it doubles what is kept.
+    Operation *last = producer;
+    bool readLater = false;
+    for (Operation *user : v.getUsers()) {
+      Operation *top = consumer->getBlock()->findAncestorOpInBlock(*user);
+      if (!top || top == producer)
+        continue;
+      if (!top->isBeforeInBlock(consumer))
+        readLater = true;
+      else if (last->isBeforeInBlock(top))
+        last = top;
+    }
+    if (readLater)
+      continue;
+    int64_t between = 0;
+    for (Operation *op = last->getNextNode(); op && op != consumer; op = op->getNextNode())
+      if (++between > kMaxLifetimeExtension)
+        return true;
+  }
+  return false;
+}
+
 /// Fusing a producer into a consumer that reads it through a map not using
 /// every consumer loop (a broadcast, or a scatter-add's loop over table rows)
 /// would recompute the producer on every iteration of the unused loops: the
@@ -69,6 +125,8 @@ bool mayFuseProducer(OpOperand *operand) {
                     op->getDialect()->getNamespace() == "math");
     });
     if (expensive || ops > 4)
+      return false;
+    if (extendsOperandLifetime(producer, operand->getOwner()))
       return false;
   }
   auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
