@@ -109,6 +109,9 @@ static std::string shardStateName(StringRef state) {
 struct MemoryTry {
   std::string shardState, recompute;
   int64_t microBatches = 1; ///< gradient accumulation tried by the search
+  /// Split weights gathered for the forward pass kept whole for the backward
+  /// pass (--reshard-after-forward no), not gathered again.
+  bool keepGathered = false;
   std::string name() const {
     std::string text = shardStateName(shardState);
     if (recompute == "selective")
@@ -119,6 +122,8 @@ struct MemoryTry {
       text += " recomputing " + recompute;
     if (microBatches > 1)
       text += ", " + std::to_string(microBatches) + " micro-batches";
+    if (keepGathered)
+      text += ", gathered weights kept for the backward pass";
     return text;
   }
   std::string key() const {
@@ -126,6 +131,8 @@ struct MemoryTry {
         recompute == "none" ? shardState : shardState + "+recompute=" + recompute;
     if (microBatches > 1)
       text += "+micro_batches=" + std::to_string(microBatches);
+    if (keepGathered)
+      text += "+keep_gathered";
     return text;
   }
 };
@@ -375,6 +382,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   std::vector<std::string> planHints;
   std::string planRecompute = options.recompute; // --recompute, or the plan's
   int64_t microBatches = options.microBatches;   // --micro-batches, or the plan's
+  std::string planReshard = options.reshardAfterForward; // or the plan's
   if (!options.planFile.empty()) {
     if (!options.sbpHints.empty()) {
       emitError(cliLoc) << "--plan and --sbp cannot be combined (the plan gives every "
@@ -401,6 +409,8 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     }
     if (plan->microBatches > 1)
       microBatches = plan->microBatches;
+    if (plan->reshardAfterForward && planReshard == "auto")
+      planReshard = *plan->reshardAfterForward ? "yes" : "no";
   }
   // Gradient accumulation: one more mesh axis, which the hints (the user's,
   // the plan's) leave out.
@@ -457,6 +467,20 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   } else if (stageSearch && searchRecompute) {
     tries = {{fixedShard, "none"}, {fixedShard, "selective"}};
   }
+  // Split weights: kept whole from the forward into the backward pass first
+  // (one all-gather less per weight, faster), then gathered again (less
+  // memory); when the first fits, the second's slower step skips it.
+  if (search && planReshard == "auto") {
+    std::vector<MemoryTry> expanded;
+    for (const MemoryTry &t : tries) {
+      if (t.shardState == "all" || t.shardState == "node") {
+        expanded.push_back(t);
+        expanded.back().keepGathered = true;
+      }
+      expanded.push_back(t);
+    }
+    tries = std::move(expanded);
+  }
 
   OwningOpRef<ModuleOp> trainingGraph;
   if (tries.size() > 1 || searchMicro)
@@ -464,6 +488,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   int64_t globalBatch = trainingBatch(*module);
   int64_t deviceCount = mesh ? mesh.getNumDevices() : 1;
   std::string overLimit, triedText, chosenKey, chosenRecompute;
+  bool chosenKeepGathered = false;
   // What each try of the search costs, for --emit=plan: the forced choice's
   // price is its predicted step against the first try's.
   std::string triesReport;
@@ -495,6 +520,8 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     planOptions.microBatches = tryMicro;
     planOptions.shardState = tries[t].shardState;
     planOptions.recompute = tries[t].recompute;
+    planOptions.reshardAfterForward =
+        planReshard != "auto" ? planReshard : tries[t].keepGathered ? "no" : "yes";
     planOptions.sbpHints.insert(planOptions.sbpHints.end(), planHints.begin(), planHints.end());
     if (t > 0)
       module = trainingGraph->clone();
@@ -527,6 +554,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
         llvm::raw_string_ostream(triesReport)
             << "memory_try index=" << t + 1 << " shard_state=" << tries[t].shardState
             << " recompute=" << tries[t].recompute
+            << (tries[t].keepGathered ? " keep_gathered=yes" : "")
             << llvm::format(" skipped=yes step_seconds_at_least=%.6g", estimate->stepSeconds())
             << "\n";
         continue;
@@ -575,6 +603,8 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
            << " recompute=" << tries[t].recompute;
       if (tries[t].microBatches > 1)
         line << " micro_batches=" << tries[t].microBatches;
+      if (tries[t].keepGathered)
+        line << " keep_gathered=yes";
       line << " peak_bytes_per_device=" << use.total() << " fits=" << (error.empty() ? "yes" : "no");
       if (estimate) {
         line << llvm::format(" step_seconds=%.6g", seconds)
@@ -590,6 +620,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     chosenShardState = tries[t].shardState;
     chosenKey = tries[t].key();
     chosenRecompute = tries[t].recompute;
+    chosenKeepGathered = tries[t].keepGathered || planReshard == "no";
     if (error.empty()) {
       if (!best || (estimate && seconds < best->seconds))
         best = Kept{std::move(module), t,        seconds, planReport,
@@ -617,8 +648,8 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
         (tries[t].microBatches == 1 || smaller) &&
         globalBatch > 0 && nextMicro <= kMaxSearchMicro &&
         globalBatch % (deviceCount * nextMicro) == 0)
-      tries.push_back(
-          {tries[smallestTry].shardState, tries[smallestTry].recompute, nextMicro});
+      tries.push_back({tries[smallestTry].shardState, tries[smallestTry].recompute, nextMicro,
+                       tries[smallestTry].keepGathered});
   }
   if (best) {
     module = std::move(best->module);
@@ -630,6 +661,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     chosenShardState = kept.shardState;
     chosenKey = kept.key();
     chosenRecompute = kept.recompute;
+    chosenKeepGathered = kept.keepGathered || planReshard == "no";
     if (best->index > 0 && options.verbose)
       llvm::errs() << "oflow-compile: memory: " << triedText << " per device; the limit is "
                    << formatByteSize(limit.bytes) << " (" << limit.source << "): "
@@ -677,7 +709,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   if (options.emit == EmitStage::PlanJson)
     return failed(writeText(planJson(std::move(planVariables),
                                      options.planFile.empty() ? chosenShardState : "plan",
-                                     chosenRecompute, finalUse, limit),
+                                     chosenRecompute, !chosenKeepGathered, finalUse, limit),
                             options, cliLoc))
                ? 1
                : 0;

@@ -262,7 +262,7 @@ void addSbpPasses(PassManager &pm, const CompileOptions &options) {
   BucketCollectivesOptions bucket;
   bucket.bucketMb = options.bucketMb;
   pm.addPass(createBucketCollectives(bucket));
-  if (options.reshardAfterForward)
+  if (options.reshardAfterForward != "no")
     pm.addPass(createRegatherForBackward());
   pm.addPass(createVerifySbp());
 }

@@ -20,13 +20,14 @@
 namespace oflow {
 
 std::string planJson(llvm::json::Object layouts, llvm::StringRef shardState,
-                     llvm::StringRef recompute, const MemoryUse &use,
-                     const MemoryLimit &limit) {
+                     llvm::StringRef recompute, bool reshardAfterForward,
+                     const MemoryUse &use, const MemoryLimit &limit) {
   llvm::json::Object plan = std::move(layouts);
   plan["format"] = "oflow-plan";
   plan["version"] = 1;
   plan["shard_state"] = shardState;
   plan["recompute"] = recompute;
+  plan["reshard_after_forward"] = reshardAfterForward;
   llvm::json::Object memory{{"peak_bytes_per_device", use.total()}};
   if (limit.bytes > 0) {
     memory["limit_bytes"] = limit.bytes;
@@ -105,6 +106,12 @@ llvm::Expected<PlanFile> readPlanFile(llvm::StringRef path,
     if (!k || *k < 1 || *k > (int64_t(1) << 20))
       return fail("\"micro_batches\" must be a positive count");
     plan.microBatches = *k;
+  }
+  if (const llvm::json::Value *reshard = root->get("reshard_after_forward")) {
+    std::optional<bool> yes = reshard->getAsBoolean();
+    if (!yes)
+      return fail("\"reshard_after_forward\" must be true or false");
+    plan.reshardAfterForward = *yes;
   }
   std::vector<std::string> &hints = plan.hints;
   for (const char *section : {"variables", "inputs"}) {

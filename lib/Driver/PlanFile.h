@@ -9,6 +9,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,16 +27,19 @@ namespace oflow {
 /// Hand plans are written in the same form (`memory` and `shard_state` are
 /// then left out: they are reports, not inputs). `recompute` is an input:
 /// what --recompute would say (none when left out); so is `micro_batches`
-/// (--micro-batches; 1 when left out), whose mesh axis the layouts leave out.
+/// (--micro-batches; 1 when left out), whose mesh axis the layouts leave out;
+/// and `reshard_after_forward` (--reshard-after-forward yes|no; the
+/// compile's default when left out).
 std::string planJson(llvm::json::Object layouts, llvm::StringRef shardState,
-                     llvm::StringRef recompute, const MemoryUse &use,
-                     const MemoryLimit &limit);
+                     llvm::StringRef recompute, bool reshardAfterForward,
+                     const MemoryUse &use, const MemoryLimit &limit);
 
 /// What a plan file says to compile: the --sbp hints and --recompute.
 struct PlanFile {
   std::vector<std::string> hints;
   std::string recompute = "none";
   int64_t microBatches = 1;
+  std::optional<bool> reshardAfterForward;
 };
 
 /// The --sbp hints that compile `path`'s plan exactly (one per variable and

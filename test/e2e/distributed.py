@@ -649,7 +649,10 @@ def group_memory(h, model):
         limit = int(dp * fraction)
         peak, chosen, slots = peak_and_plan(mesh, ["--memory-limit", str(limit)])
         split = [n for n, l in slots.items() if "S(" in l]
-        shard, _, recompute = (chosen or "").partition("+recompute=")
+        # chosen: SHARD[+recompute=R][+micro_batches=K][+keep_gathered]
+        parts = (chosen or "").split("+")
+        shard = parts[0]
+        recompute = next((p.split("=", 1)[1] for p in parts if p.startswith("recompute=")), "")
         check(peak is not None and peak <= limit and shard in ("optimizer", "all", "node")
               and len(split) >= len(slots) // 2
               and (model != "gpt" or recompute == "selective"),

@@ -153,12 +153,14 @@ int run(int argc, char **argv) {
                  "inside a node, data parallel across nodes, as HSDP), auto "
                  "(default: of the plans that fit --memory-limit, the fastest predicted)")
       ->check(CLI::IsMember({"none", "optimizer", "all", "node", "auto"}));
-  app.add_flag("!--no-reshard-after-forward", options.reshardAfterForward,
-               "split weights (ZeRO-3, HSDP) all-gathered for the forward pass "
-               "stay whole until their backward use instead of being gathered "
-               "again there (FSDP's reshard_after_forward=False: one "
-               "all-gather less per weight, every gathered weight live at the "
-               "forward/backward boundary)");
+  app.add_option("--reshard-after-forward", options.reshardAfterForward,
+                 "split weights (ZeRO-3, HSDP) all-gathered for the forward pass: "
+                 "yes (gathered again before their backward use, as FSDP's "
+                 "reshard_after_forward), no (kept whole until then: one "
+                 "all-gather less per weight, every gathered weight live at the "
+                 "forward/backward boundary), auto (default: yes, unless the "
+                 "memory search finds that keeping them fits and is faster)")
+      ->check(CLI::IsMember({"auto", "yes", "no"}));
   app.add_option("--planner", options.planner,
                  "how layouts are chosen on a mesh: greedy (default: op by op "
                  "in program order) or ilp (the whole program as an integer "

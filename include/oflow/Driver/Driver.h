@@ -121,11 +121,12 @@ struct CompileOptions {
   /// (parameters too: ZeRO-3), auto (the first of these whose plan fits the
   /// memory limit).
   std::string shardState = "auto";
-  /// Weights split over the mesh and all-gathered for the forward pass are
-  /// gathered again before the backward pass instead of kept whole across
-  /// it (oflow-regather-for-backward; --no-reshard-after-forward keeps them,
-  /// as FSDP's reshard_after_forward=False: one all-gather less per weight).
-  bool reshardAfterForward = true;
+  /// Weights split over the mesh and all-gathered for the forward pass
+  /// (--reshard-after-forward): yes, gathered again before the backward pass
+  /// (oflow-regather-for-backward, FSDP's reshard_after_forward); no, kept
+  /// whole across it (one all-gather less per weight); auto, yes unless the
+  /// memory search finds that keeping them fits and is faster.
+  std::string reshardAfterForward = "auto";
   /// How layouts are chosen (--planner): greedy (in program order, the
   /// default) or ilp (the whole function as an integer program, solved by
   /// CBC from the greedy plan; issue #15 item 5).
