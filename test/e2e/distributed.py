@@ -228,6 +228,22 @@ def group_2d(h, model):
                f"{model} data x tensor parallel on {mesh}")
 
 
+def dump_grads(exe, model, mesh):
+    """The first step's gradients of `exe` (--dump-grads, every rank's piece
+    assembled by the runtime), by file name; None (and a failure) if the run
+    fails."""
+    import numpy as np
+    out = exe + ".grads"
+    argv = [exe, "--steps", "1", "--dump-grads", out]
+    for d in DATA[model]:
+        argv += ["--data", d]
+    proc = mpirun(devices(mesh), argv) if mesh != "1" else run(argv)
+    if proc.returncode != 0:
+        check(False, f"--dump-grads {exe}: {proc.stderr.strip()[-400:]}")
+        return None
+    return {n: np.load(os.path.join(out, n)) for n in sorted(os.listdir(out))}
+
+
 def group_zero(h, model):
     # The CNN's convolution biases feed batch norms, which subtract them
     # again: their exact gradient is zero, and AdamW turns the rounding noise
@@ -258,6 +274,19 @@ def group_zero(h, model):
            f"{model} HSDP (--shard-state node), clipped global norm, on 2x2",
            extra=["--optimizer", "adamw", "--clip-grad-norm", "0.5", "--shard-state", "node"]
            + frozen)
+    # Under ZeRO-3 the grads entry returns each gradient split as its
+    # parameter is (its outputs then take no more memory than the
+    # parameters); --dump-grads assembles the pieces: one device's numbers.
+    if model == "mlp":
+        one = h.compile(model, "1", extra=["--optimizer", "adamw"])
+        z3 = h.compile(model, "4", extra=["--optimizer", "adamw", "--shard-state", "all"])
+        g1 = dump_grads(one, model, "1") if one else None
+        g4 = dump_grads(z3, model, "4") if z3 else None
+        if g1 is not None and g4 is not None:
+            worst = max((float(abs(g1[n] - g4[n]).max()) for n in g1), default=1.0)
+            check(sorted(g1) == sorted(g4) and worst <= 1e-6,
+                  f"{model} ZeRO-3 on 4: first-step gradients assembled from split outputs "
+                  f"within 1e-6 of one device's (worst {worst:.3g})")
     plan = h.plan(model, "2x2", [], ["--optimizer", "adamw", "--shard-state", "node"] + frozen)
     if plan:
         tensors, _ = plan
@@ -739,15 +768,7 @@ def group_micro(h, model):
     import numpy as np
 
     def grads(exe, mesh):
-        out = exe + ".grads"
-        argv = [exe, "--steps", "1", "--dump-grads", out]
-        for d in DATA[model]:
-            argv += ["--data", d]
-        proc = mpirun(devices(mesh), argv) if mesh != "1" else run(argv)
-        if proc.returncode != 0:
-            check(False, f"--dump-grads {exe}: {proc.stderr.strip()[-400:]}")
-            return None
-        return {n: np.load(os.path.join(out, n)) for n in sorted(os.listdir(out))}
+        return dump_grads(exe, model, mesh)
 
     def peak():
         m = re.search(r"memory plan \(train\): peak ([0-9.]+) (KiB|MiB)", h.last_stderr)
