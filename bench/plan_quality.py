@@ -23,7 +23,7 @@ both Adam moments; gradients live in the arena, among the activations) and,
 on one-axis meshes, the collective bytes against the ring formulas (DP and
 ZeRO-2 2(N-1)/N x 4P, ZeRO-3 3(N-1)/N x 4P).
 
-  bench/plan_quality.py [--models 1.5b 7b] [--meshes 8 8x4 16x8 128x8]
+  bench/plan_quality.py [--models 1.5b 7b resnet50] [--meshes 8 8x4 16x8 128x8]
                         [--devices h100 h200] [--jobs 2] [--json OUT.json]
 """
 import argparse
@@ -40,6 +40,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = {
     "1.5b": dict(layers=48, d_model=1600, heads=25, seq=1024),
     "7b": dict(layers=32, d_model=4096, heads=32, seq=2048),
+    # torchvision's ResNet-50 (bench/resnet50.py: the graph, no weights),
+    # 224x224, 32 images per device: exported once, its batch set per mesh.
+    "resnet50": dict(onnx=True, images=32, size=224),
 }
 VOCAB = 50304
 SEQS_PER_DEVICE = 4
@@ -114,7 +117,32 @@ def run(compiler, model, mesh, device, flags):
     return r
 
 
+def resnet_for(work, cfg, devices):
+    """ResNet-50's graph with a batch of `images` per device: exported once
+    (at one device's batch), then the inputs' batch rewritten (the graph
+    flattens before its classifier, so nothing else names the batch)."""
+    import onnx
+    base = os.path.join(work, "resnet50-base")
+    if not os.path.exists(os.path.join(base, "resnet50.onnx")):
+        subprocess.run([sys.executable, os.path.join(ROOT, "bench/resnet50.py"), "export",
+                        "--out", base, "--batch", str(cfg["images"]), "--size", str(cfg["size"])],
+                       check=True, capture_output=True)
+    model = onnx.load(os.path.join(base, "resnet50.onnx"), load_external_data=False)
+    inputs = {i.name for i in model.graph.initializer}
+    for value in list(model.graph.input) + list(model.graph.output):
+        dims = value.type.tensor_type.shape.dim
+        if value.name not in inputs and len(dims) and dims[0].dim_value == cfg["images"]:
+            dims[0].dim_value = cfg["images"] * devices
+    del model.graph.value_info[:]
+    # Beside the export: its weights file is then in the model's folder.
+    path = os.path.join(base, "resnet50-%d.onnx" % devices)
+    onnx.save(model, path)
+    return path
+
+
 def params_of(cfg):
+    if cfg.get("onnx"):
+        return 25557032  # torchvision's ResNet-50, 1000 classes
     d, L = cfg["d_model"], cfg["layers"]
     return VOCAB * d + cfg["seq"] * d + L * (12 * d * d + 13 * d) + 2 * d
 
@@ -154,11 +182,14 @@ def main():
             devices = 1
             for n in mesh_axes(mesh):
                 devices *= n
-            path = os.path.join(work, "gpt%s-%s.mlir" % (model, mesh))
-            subprocess.run([sys.executable, os.path.join(ROOT, "examples/gpt-config/gen.py"),
-                            "--layers", str(cfg["layers"]), "--d-model", str(cfg["d_model"]),
-                            "--heads", str(cfg["heads"]), "--vocab", str(VOCAB), "--seq", str(cfg["seq"]),
-                            "--batch", str(SEQS_PER_DEVICE * devices), "-o", path], check=True)
+            if cfg.get("onnx"):
+                path = resnet_for(work, cfg, devices)
+            else:
+                path = os.path.join(work, "gpt%s-%s.mlir" % (model, mesh))
+                subprocess.run([sys.executable, os.path.join(ROOT, "examples/gpt-config/gen.py"),
+                                "--layers", str(cfg["layers"]), "--d-model", str(cfg["d_model"]),
+                                "--heads", str(cfg["heads"]), "--vocab", str(VOCAB), "--seq", str(cfg["seq"]),
+                                "--batch", str(SEQS_PER_DEVICE * devices), "-o", path], check=True)
             for device in a.devices:
                 row = (model, mesh, device)
                 done = results.get(row, {})
@@ -166,6 +197,9 @@ def main():
                     jobs.append((row, "auto", path, []))
                 for plan in plans:
                     if "step_s" in done.get(plan["key"], {}):
+                        continue
+                    # Tensor-parallel hints name a GPT's weights.
+                    if cfg.get("onnx") and plan.get("hints"):
                         continue
                     flags = plan["flags"] + ["--recompute", plan["recompute"]] + hint_flags(plan, mesh)
                     jobs.append((row, plan["key"], path, flags))
