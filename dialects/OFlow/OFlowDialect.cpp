@@ -147,8 +147,8 @@ LogicalResult OFlowDialect::verifyOperationAttribute(Operation *op,
   // A gather chain copied for the backward pass (oflow-regather-for-backward):
   // the mark keeps CSE from merging it back into the forward pass's chain.
   if (name == "oflow.regather") {
-    if (!isa<UnitAttr>(attr.getValue()) || !getBoxingMeshAxis(op) &&
-                                               op->getNumOperands() != 1)
+    if (!isa<UnitAttr>(attr.getValue()) ||
+        (!getBoxingMeshAxis(op) && op->getNumOperands() != 1))
       return op->emitError() << "'" << name
                              << "' is a unit attribute of a gather chain's op";
     return success();

@@ -26,8 +26,8 @@ namespace oflow {
 namespace {
 
 /// Copies each gathered weight's chain before its first use after
-/// `boundary`; returns the number of chains copied.
-int64_t regather(Block &block, Operation *boundary) {
+/// `boundary`.
+void regather(Block &block, Operation *boundary) {
   SmallVector<Operation *> forward;
   for (Operation &op : block) {
     forward.push_back(&op);
@@ -38,7 +38,6 @@ int64_t regather(Block &block, Operation *boundary) {
     Operation *top = block.findAncestorOpInBlock(*use.getOwner());
     return top && boundary->isBeforeInBlock(top);
   };
-  int64_t copied = 0;
   // Last first: a chain's tail is copied whole before a value inside it
   // is looked at (which then has backward uses only if something else in
   // the backward pass reads it).
@@ -65,9 +64,7 @@ int64_t regather(Block &block, Operation *boundary) {
       copy->setAttr("oflow.regather", b.getUnitAttr());
     }
     value.replaceUsesWithIf(map.lookup(value), isBackward);
-    ++copied;
   }
-  return copied;
 }
 
 struct RegatherForBackwardPass

@@ -118,6 +118,14 @@ private:
   LogicalResult unrollBucket(of::AllReduceOp op);
   LogicalResult unrollReturn(func::ReturnOp ret);
   void schedule();
+  /// The lane each op made for one lane belongs to.
+  DenseMap<Operation *, int64_t> laneOfOps() const {
+    DenseMap<Operation *, int64_t> laneOf;
+    for (int64_t k = 0; k < count; ++k)
+      for (Operation *op : laneOps[k])
+        laneOf[op] = k;
+    return laneOf;
+  }
   /// Gives each lane its own copy of a weight all-gathered once for
   /// several lanes.
   void gatherWeightsPerLane();
@@ -509,10 +517,7 @@ void Unroller::schedule() {
       order.push_back(op);
     }
   };
-  DenseMap<Operation *, int64_t> laneOf;
-  for (int64_t k = 0; k < count; ++k)
-    for (Operation *op : laneOps[k])
-      laneOf[op] = k;
+  DenseMap<Operation *, int64_t> laneOf = laneOfOps();
   // The last lane each op waits for through ops not placed yet (-1: none).
   DenseMap<Operation *, int64_t> lastLane;
   auto findLastLanes = [&] {
@@ -589,10 +594,7 @@ LogicalResult Unroller::run() {
 // oflow-regather-for-backward avoids. Each lane gathers its own, as FSDP
 // does under gradient accumulation (one all-gather per weight and lane).
 void Unroller::gatherWeightsPerLane() {
-  DenseMap<Operation *, int64_t> laneOf;
-  for (int64_t k = 0; k < count; ++k)
-    for (Operation *op : laneOps[k])
-      laneOf[op] = k;
+  DenseMap<Operation *, int64_t> laneOf = laneOfOps();
   SmallVector<Operation *> ops;
   for (Operation &op : fn.front())
     ops.push_back(&op);
