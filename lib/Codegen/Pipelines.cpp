@@ -39,6 +39,12 @@ void addBufferizePipeline(OpPassManager &pm, const BufferizeOptions &options) {
   // Every float sum in chains of at most 64 adds (PyTorch-like accuracy);
   // on the GPU also enough partial outputs to fill the chip (a column
   // reduction's 8 warps each take an eighth of the chain).
+  // Sibling reductions over the same data (batch and layer norms' sums)
+  // one loop nest each: the data read once. On the GPU the row and column
+  // strategies keep theirs.
+  addTextual(pm, options.gpu ? "func.func(oflow-merge-sibling-reductions{"
+                               "gpu-strategies=true})"
+                             : "func.func(oflow-merge-sibling-reductions)");
   addTextual(pm, options.gpu ? "func.func(oflow-split-reductions{max-chain=64 "
                                "warp-rows=true column-warps=8},"
                                // A row reduction's row-wise consumers next

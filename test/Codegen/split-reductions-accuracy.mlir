@@ -88,3 +88,34 @@ func.func @prime_row(%x: tensor<16x50257xf32>, %init: tensor<16xf32>) -> tensor<
   return %r : tensor<16xf32>
 }
 
+
+// -----
+
+#x = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#c = affine_map<(n, c, h, w) -> (c)>
+// Two sums of one pass (oflow-merge-sibling-reductions' batch-norm
+// statistics, each its own combiner): split together, the partial stage one
+// generic with both partials, then one fold per output (what the GPU's
+// column strategy takes), each output folded with its own combiner.
+// CHECK-LABEL: func.func @two_sums
+// CHECK: %[[P:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel", "reduction", "reduction"]
+// CHECK-SAME: outs({{.*}}, {{.*}} : tensor<16x8xf64>, tensor<16x8xf64>)
+// CHECK: arith.addf
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%[[P]]#0 : tensor<16x8xf64>) outs(%arg1 : tensor<8xf64>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%[[P]]#1 : tensor<16x8xf64>) outs(%arg2 : tensor<8xf64>)
+func.func @two_sums(%x: tensor<16x8x8x8xf32>, %i0: tensor<8xf64>, %i1: tensor<8xf64>)
+    -> (tensor<8xf64>, tensor<8xf64>) {
+  %r:2 = linalg.generic {indexing_maps = [#x, #c, #c],
+                         iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%x : tensor<16x8x8x8xf32>) outs(%i0, %i1 : tensor<8xf64>, tensor<8xf64>) {
+  ^bb0(%a: f32, %acc0: f64, %acc1: f64):
+    %e = arith.extf %a : f32 to f64
+    %s = arith.addf %acc0, %e : f64
+    %q = arith.mulf %e, %e : f64
+    %t = arith.addf %acc1, %q : f64
+    linalg.yield %s, %t : f64, f64
+  } -> (tensor<8xf64>, tensor<8xf64>)
+  return %r#0, %r#1 : tensor<8xf64>, tensor<8xf64>
+}

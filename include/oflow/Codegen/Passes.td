@@ -183,6 +183,38 @@ def StoreResultsInPlace : Pass<"oflow-store-results-in-place", "mlir::func::Func
   let dependentDialects = ["mlir::bufferization::BufferizationDialect"];
 }
 
+def MergeSiblingReductions : Pass<"oflow-merge-sibling-reductions", "mlir::func::FuncOp"> {
+  let summary = "reductions over the same loops that read the same data -> one generic";
+  let description = [{
+    Two `linalg.generic` reductions on tensors with the same static loop
+    extents and iterator types, the same data read (one input, the same
+    value through the same indexing map, a permutation of all the loops: a
+    shared broadcast operand such as a norm's weight does not count) and
+    neither depending on the other become
+    one generic with the outputs of both: the shared data is read once, each
+    point updating every accumulator. A batch norm's statistics (the shifted
+    sum and sum of squares) and the two sums of its backward pass (`sum(g)`,
+    `sum(g * xhat)`) are such siblings: each becomes one pass over its
+    input (issue #17). A layer norm's two row sums likewise. Each output
+    keeps its combiner and its order of terms, so every result has the same
+    bits as before.
+
+    The merged op stands where the earlier sibling stood, so the later one
+    must read nothing defined after that; placing it at the later one would
+    keep what only the earlier one reads (an activation) alive longer. On
+    the GPU (`gpu-strategies`), reductions a dedicated kernel strategy takes
+    one output at a time are left alone: rows, every parallel loop before
+    every reduction loop (oflow-gpu-row-reductions, directly or on the
+    partials oflow-split-reductions makes of them), and an innermost
+    parallel loop (oflow-gpu-column-reductions).
+  }];
+  let options = [
+    Option<"gpuStrategies", "gpu-strategies", "bool", "false",
+           "leave alone the reductions the GPU's row and column strategies take">,
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def SplitReductions : Pass<"oflow-split-reductions", "mlir::func::FuncOp"> {
   let summary = "long reductions -> partial reductions plus a fold";
   let description = [{

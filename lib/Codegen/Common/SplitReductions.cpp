@@ -70,7 +70,8 @@ int64_t smallestDivisorIn(int64_t n, int64_t from, int64_t to) {
 
 /// What the split needs to know about a reduction generic.
 struct Reduction {
-  Operation *combiner = nullptr;
+  /// The op that folds each output's accumulator, one per output.
+  SmallVector<Operation *> combiners;
   SmallVector<int64_t> ranges;
   int64_t parallel = 1, reduction = 1;
   /// Reduction loops every operand indexes as a plain dimension (or not at
@@ -79,20 +80,23 @@ struct Reduction {
 };
 
 /// Whether `op` is a reduction the pass can split: tensors, static loops,
-/// one output with one combiner that has a neutral element.
+/// each output with one combiner that has a neutral element (several
+/// outputs: sibling reductions oflow-merge-sibling-reductions made one).
 std::optional<Reduction> analyze(linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() == 0 ||
       op.getNumReductionLoops() == 0)
     return std::nullopt;
   Reduction r;
   r.ranges = op.getStaticLoopRanges();
   if (llvm::any_of(r.ranges, ShapedType::isDynamic))
     return std::nullopt;
-  SmallVector<Operation *> combiners;
-  if (!matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
-      combiners.size() != 1 || !arith::getNeutralElement(combiners[0]))
-    return std::nullopt;
-  r.combiner = combiners[0];
+  for (unsigned i = 0; i < op.getNumDpsInits(); ++i) {
+    SmallVector<Operation *> combiners;
+    if (!matchReduction(op.getRegionOutputArgs(), i, combiners) ||
+        combiners.size() != 1 || !arith::getNeutralElement(combiners[0]))
+      return std::nullopt;
+    r.combiners.push_back(combiners[0]);
+  }
   for (auto [d, it] : llvm::enumerate(op.getIteratorTypesArray())) {
     if (it != utils::IteratorType::reduction) {
       r.parallel *= r.ranges[d];
@@ -143,7 +147,7 @@ std::optional<Split> occupancySplit(const Reduction &r, int64_t targetThreads,
 /// both chains (partial and fold): a lone prime loop stays as it is.
 std::optional<Split> accuracySplit(const Reduction &r, int64_t maxChain) {
   if (maxChain <= 0 || r.reduction <= maxChain ||
-      !isa<arith::AddFOp, arith::SubFOp>(r.combiner))
+      llvm::none_of(r.combiners, llvm::IsaPred<arith::AddFOp, arith::SubFOp>))
     return std::nullopt;
   int64_t need = llvm::divideCeil(r.reduction, maxChain);
   for (unsigned d : r.splittable) {
@@ -182,9 +186,10 @@ AffineMap splitMap(AffineMap map, const Split &split, ArrayRef<int64_t> shape,
   return AffineMap::get(map.getNumDims() + 1, 0, exprs, ctx);
 }
 
-/// Splits `op`; returns the partial and the fold generics.
-std::pair<linalg::GenericOp, linalg::GenericOp>
-split(linalg::GenericOp op, const Split &s, Operation *combiner) {
+/// Splits `op`; returns the partial generic (all of `op`'s outputs, each
+/// with k times the points) and one fold generic per output.
+std::pair<linalg::GenericOp, SmallVector<linalg::GenericOp>>
+split(linalg::GenericOp op, const Split &s, ArrayRef<Operation *> combiners) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
@@ -209,24 +214,30 @@ split(linalg::GenericOp op, const Split &s, Operation *combiner) {
     inputs.push_back(v);
     maps.push_back(newMap);
   }
-  OpOperand &init = op.getDpsInitsMutable()[0];
-  auto outType = cast<RankedTensorType>(init.get().getType());
-  SmallVector<int64_t> partialShape = {s.k};
-  llvm::append_range(partialShape, outType.getShape());
-  auto partialType = RankedTensorType::get(partialShape, outType.getElementType());
-  Value identity = arith::ConstantOp::create(
-      b, loc, *arith::getNeutralElement(combiner));
-  Value empty = tensor::EmptyOp::create(b, loc, partialShape, outType.getElementType());
-  Value filled = linalg::FillOp::create(b, loc, identity, empty).getResult(0);
-  AffineMap outMap = op.getMatchingIndexingMap(&init);
-  SmallVector<AffineExpr> partialExprs = {getAffineDimExpr(0, ctx)};
-  for (AffineExpr e : outMap.getResults())
-    partialExprs.push_back(e.shiftDims(outMap.getNumDims(), 1));
-  maps.push_back(AffineMap::get(outMap.getNumDims() + 1, 0, partialExprs, ctx));
+  SmallVector<Type> partialTypes;
+  SmallVector<Value> partialInits;
+  for (auto [init, combiner] : llvm::zip(op.getDpsInitsMutable(), combiners)) {
+    auto outType = cast<RankedTensorType>(init.get().getType());
+    SmallVector<int64_t> partialShape = {s.k};
+    llvm::append_range(partialShape, outType.getShape());
+    partialTypes.push_back(
+        RankedTensorType::get(partialShape, outType.getElementType()));
+    Value identity = arith::ConstantOp::create(
+        b, loc, *arith::getNeutralElement(combiner));
+    Value empty =
+        tensor::EmptyOp::create(b, loc, partialShape, outType.getElementType());
+    partialInits.push_back(
+        linalg::FillOp::create(b, loc, identity, empty).getResult(0));
+    AffineMap outMap = op.getMatchingIndexingMap(&init);
+    SmallVector<AffineExpr> partialExprs = {getAffineDimExpr(0, ctx)};
+    for (AffineExpr e : outMap.getResults())
+      partialExprs.push_back(e.shiftDims(outMap.getNumDims(), 1));
+    maps.push_back(AffineMap::get(outMap.getNumDims() + 1, 0, partialExprs, ctx));
+  }
   SmallVector<utils::IteratorType> iterators = {utils::IteratorType::parallel};
   llvm::append_range(iterators, op.getIteratorTypesArray());
-  auto partial = linalg::GenericOp::create(b, loc, TypeRange{partialType}, inputs,
-                                           ValueRange{filled}, maps, iterators);
+  auto partial = linalg::GenericOp::create(b, loc, partialTypes, inputs,
+                                           partialInits, maps, iterators);
   IRMapping mapping;
   op.getRegion().cloneInto(&partial.getRegion(), mapping);
   // linalg.index: old loop d is loop d + 1; the split loop's full index is
@@ -246,30 +257,39 @@ split(linalg::GenericOp op, const Split &s, Operation *combiner) {
     index.erase();
   });
 
-  // Stage 2: fold the k partials into the original output.
-  unsigned rank = partialShape.size();
-  SmallVector<AffineExpr> outExprs;
-  for (unsigned d = 1; d < rank; ++d)
-    outExprs.push_back(getAffineDimExpr(d, ctx));
-  SmallVector<AffineMap> foldMaps = {
-      AffineMap::getMultiDimIdentityMap(rank, ctx),
-      AffineMap::get(rank, 0, outExprs, ctx)};
-  SmallVector<utils::IteratorType> foldIterators(rank, utils::IteratorType::parallel);
-  foldIterators[0] = utils::IteratorType::reduction;
-  unsigned accPosition =
-      combiner->getOperand(0) == op.getRegionOutputArgs()[0] ? 0 : 1;
-  auto fold = linalg::GenericOp::create(
-      b, loc, TypeRange{outType}, ValueRange{partial.getResult(0)},
-      ValueRange{init.get()}, foldMaps, foldIterators,
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Operation *c = nb.clone(*combiner);
-        c->setOperand(accPosition, args[1]);
-        c->setOperand(1 - accPosition, args[0]);
-        linalg::YieldOp::create(nb, nloc, c->getResult(0));
-      });
-  op.getResult(0).replaceAllUsesWith(fold.getResult(0));
+  // Stage 2: fold the k partials into each original output (one generic
+  // per output: each fold on its own is what the GPU's column strategy
+  // takes).
+  SmallVector<linalg::GenericOp> folds;
+  for (auto [i, init, combiner] :
+       llvm::enumerate(op.getDpsInitsMutable(), combiners)) {
+    auto outType = cast<RankedTensorType>(init.get().getType());
+    unsigned rank = outType.getRank() + 1;
+    SmallVector<AffineExpr> outExprs;
+    for (unsigned d = 1; d < rank; ++d)
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    SmallVector<AffineMap> foldMaps = {
+        AffineMap::getMultiDimIdentityMap(rank, ctx),
+        AffineMap::get(rank, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> foldIterators(rank,
+                                                   utils::IteratorType::parallel);
+    foldIterators[0] = utils::IteratorType::reduction;
+    unsigned accPosition =
+        combiner->getOperand(0) == op.getRegionOutputArgs()[i] ? 0 : 1;
+    auto fold = linalg::GenericOp::create(
+        b, loc, TypeRange{outType}, ValueRange{partial.getResult(i)},
+        ValueRange{init.get()}, foldMaps, foldIterators,
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          Operation *c = nb.clone(*combiner);
+          c->setOperand(accPosition, args[1]);
+          c->setOperand(1 - accPosition, args[0]);
+          linalg::YieldOp::create(nb, nloc, c->getResult(0));
+        });
+    op.getResult(i).replaceAllUsesWith(fold.getResult(0));
+    folds.push_back(fold);
+  }
   op.erase();
-  return {partial, fold};
+  return {partial, folds};
 }
 
 struct SplitReductionsPass : impl::SplitReductionsBase<SplitReductionsPass> {
@@ -307,9 +327,10 @@ struct SplitReductionsPass : impl::SplitReductionsBase<SplitReductionsPass> {
         s = accuracySplit(*r, maxChain * chainDivisor(op, *r));
       if (!s)
         continue;
-      auto [partial, fold] = split(op, *s, r->combiner);
+      auto [partial, folds] = split(op, *s, r->combiners);
       work.push_back({partial, false});
-      work.push_back({fold, false});
+      for (linalg::GenericOp fold : folds)
+        work.push_back({fold, false});
     }
   }
 };

@@ -259,11 +259,67 @@ Value convertFloats(OpBuilder &b, Location loc, Value x, Type type) {
 /// batch_norm_statistics both lower through here, so that their loops are
 /// identical and CSE keeps one copy (the gradient's statistics are the
 /// forward pass's).
+///
+/// One pass over the data (issue #17): the two sums are siblings over the
+/// same loops and inputs, which oflow-merge-sibling-reductions makes one
+/// loop nest, so the input is read once (the layer-norm style mean, then
+/// mean squared deviation, reads it twice). They are sums of the data
+/// shifted by one of its own values per channel, k = x[0, c, 0, ...]
+/// (the "shifted data" algorithm): with s1 = sum(x - k), s2 = sum((x - k)^2)
+/// over n values, mean = k + s1 / n and var = s2 / n - (s1 / n)^2. E[x^2] -
+/// E[x]^2 without the shift loses the variance to cancellation when the
+/// mean is large against the spread; with k a sample, |mean - k| is of the
+/// order of the spread. The sums accumulate in the statistics type (f64 for
+/// f32 data), so what cancellation remains costs bits far below f32's.
 std::pair<Value, Value> batchNormStatistics(OpBuilder &b, Location loc,
                                             Value input) {
   Type t = of::BatchNormTrainingOp::getStatisticsType(elementTypeOf(input));
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> shape = shapeOf(input);
+  int64_t rank = shape.size();
+  SmallVector<int64_t> dims = batchNormDims(rank);
+  int64_t count = product(shape, dims);
+  // k: the first value of every channel, as [C] in the statistics type.
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+      sizes(rank, b.getIndexAttr(1)), strides(rank, b.getIndexAttr(1));
+  sizes[1] = b.getIndexAttr(shape[1]);
+  auto sliceType = RankedTensorType::get({shape[1]}, elementTypeOf(input));
+  Value first = tensor::ExtractSliceOp::create(b, loc, sliceType, input, offsets,
+                                               sizes, strides);
+  Value shift = convertFloats(b, loc, first, t);
   Value x = convertFloats(b, loc, input, t);
-  return meanAndVariance(b, loc, x, batchNormDims(tensorType(x).getRank()));
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap c = channelMap(ctx, rank);
+  auto shiftedSum = [&](bool squared) {
+    return reduceGeneric(
+        b, loc, ValueRange{x, shift}, {id, c}, shape, dims,
+        scalarConstant(b, loc, t, 0),
+        [squared](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value d = arith::SubFOp::create(nb, l, a[0], a[1]);
+          if (squared)
+            d = arith::MulFOp::create(nb, l, d, d);
+          return arith::AddFOp::create(nb, l, a[2], d);
+        });
+  };
+  Value s1 = shiftedSum(false), s2 = shiftedSum(true);
+  auto perChannel = [&](ValueRange operands, auto body) {
+    return broadcastGeneric(b, loc, {shape[1]}, t, operands, body);
+  };
+  Value mean = perChannel(
+      ValueRange{shift, s1}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value n = scalarConstant(nb, l, t, static_cast<double>(count));
+        return arith::AddFOp::create(nb, l, a[0], arith::DivFOp::create(nb, l, a[1], n));
+      });
+  // Rounding can leave a constant channel's variance a hair below zero.
+  Value var = perChannel(
+      ValueRange{s1, s2}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value n = scalarConstant(nb, l, t, static_cast<double>(count));
+        Value m1 = arith::DivFOp::create(nb, l, a[0], n);
+        Value m2 = arith::DivFOp::create(nb, l, a[1], n);
+        Value v = arith::SubFOp::create(nb, l, m2, arith::MulFOp::create(nb, l, m1, m1));
+        return arith::MaximumFOp::create(nb, l, v, scalarConstant(nb, l, t, 0));
+      });
+  return {mean, var};
 }
 
 struct BatchNormStatisticsLowering
