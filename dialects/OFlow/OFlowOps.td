@@ -369,11 +369,15 @@ def OFlow_BatchNormTrainingOp : OFlow_InferOp<"batch_norm_training", [OFlow_Sbp]
     `running = running * momentum + batch * (1 - momentum)` (the running
     variance uses the unbiased batch variance, as PyTorch does).
 
-    The statistics, the normalization and its gradient are computed in
-    `getStatisticsType` (f64 for f32 input, f32 for f16/bf16), as PyTorch's
-    CPU kernels do (`acc_type`): a float32 sum over N*H*W terms, and the
-    cancellation in the backward pass's `dy - mean(dy) - xhat * mean(dy *
-    xhat)`, would leave gradients ~1e-5 off where PyTorch's are ~1e-7 off.
+    The statistics, the backward pass's two sums and the per-channel
+    coefficients are computed in `getStatisticsType` (f64 for f32 input, f32
+    for f16/bf16), as PyTorch's CPU kernels do (`acc_type`): a float32 sum
+    over N*H*W terms would leave gradients ~1e-5 off where PyTorch's are
+    ~1e-7 off. Per element, as PyTorch's kernels too, the coefficients are
+    rounded once to `getElementwiseType` (f32 for f32 and narrower data) and
+    applied there: `y = x * alpha + beta` with `alpha = scale * rstd`,
+    `beta = bias - mean * alpha`, and `dx = (dy - mean(dy) - (x - mean) * k)
+    * scale * rstd` with `k = rstd * sum(dy * xhat) / n`.
 
     ```mlir
     %y, %rm, %rv = oflow.batch_norm_training %x, %s, %b, %m, %v
@@ -397,6 +401,13 @@ def OFlow_BatchNormTrainingOp : OFlow_InferOp<"batch_norm_training", [OFlow_Sbp]
       if (elementType.isF32())
         return ::mlir::Float64Type::get(elementType.getContext());
       if (elementType.isF16() || elementType.isBF16())
+        return ::mlir::Float32Type::get(elementType.getContext());
+      return elementType;
+    }
+    /// The element type the normalization and the input gradient are
+    /// applied in, point by point: f32 for f32 and narrower data.
+    static ::mlir::Type getElementwiseType(::mlir::Type elementType) {
+      if (elementType.isF32() || elementType.isF16() || elementType.isBF16())
         return ::mlir::Float32Type::get(elementType.getContext());
       return elementType;
     }

@@ -118,13 +118,18 @@ void registerNorms(GradRegistry &r) {
     return success();
   });
   // Batch statistics (biased variance); the running statistics (operands 3
-  // and 4, results 1 and 2) are buffers and carry no gradient. Computed in
-  // the op's statistics type (f64 for f32), as the forward pass is. The
+  // and 4, results 1 and 2) are buffers and carry no gradient. The
   // statistics come from batch_norm_statistics, which lowers to the forward
   // pass's own loops (CSE shares them), and the backward needs two sums,
-  // sum(g) and sum(g * xhat), for all three gradients:
+  // sum(g) and sum(g * xhat), in the op's statistics type (f64 for f32), for
+  // all three gradients:
   //   dbias = sum(g), dscale = sum(g * xhat),
   //   dx = scale * rstd * (g - sum(g) / count - xhat * sum(g * xhat) / count).
+  // dx is PyTorch's CPU kernel's form: per channel (statistics type, then
+  // rounded once) a = scale * rstd, k = rstd * sum(g * xhat) / count and
+  // mean(g); per element, in f32 for f32 and narrower data (vector lanes,
+  // no f64 and no square root per element):
+  //   dx = (g - mean(g) - (x - mean) * k) * a.
   r.add<BatchNormTrainingOp>(
       [](BatchNormTrainingOp op, GradArgs &a) {
         GradBuilder &b = a.b;
@@ -133,36 +138,44 @@ void registerNorms(GradRegistry &r) {
           return success();
         Type type = tensorType(op.getInput()).getElementType();
         Type wide = BatchNormTrainingOp::getStatisticsType(type);
+        Type compute = BatchNormTrainingOp::getElementwiseType(type);
         auto stats = BatchNormStatisticsOp::create(b.b, b.loc, op.getInput());
         Value x = b.convert(op.getInput(), wide);
-        g = b.convert(g, wide);
-        int64_t rank = tensorType(x).getRank();
+        Value gw = b.convert(g, wide);
+        int64_t rank = tensorType(x).getRank(), channels = shapeOf(x)[1];
         SmallVector<int64_t> axes = axesExcept(rank, {1});
         double count = 1;
         for (int64_t axis : axes)
           count *= double(shapeOf(x)[axis]);
-        Value mean = channelShaped(b, stats.getMean(), rank);
-        Value var = channelShaped(b, stats.getVariance(), rank);
+        Value mean = stats.getMean(), var = stats.getVariance();
         Value rstd = b.op<RsqrtOp>(
             b.add(var, b.scalarLike(op.getEpsilon().convertToDouble(), var)));
-        Value xhat = b.mul(b.sub(x, mean), rstd);
+        Value xhat = b.mul(b.sub(x, channelShaped(b, mean, rank)),
+                           channelShaped(b, rstd, rank));
         Value sumG, sumGX;
         if (a.needs(0) || a.needs(2))
-          sumG = b.sum(g, axes, /*keepdims=*/true);
+          sumG = b.reshape(b.sum(gw, axes, /*keepdims=*/false), {channels});
         if (a.needs(0) || a.needs(1))
-          sumGX = b.sum(b.mul(g, xhat), axes, /*keepdims=*/true);
+          sumGX = b.reshape(b.sum(b.mul(gw, xhat), axes, /*keepdims=*/false),
+                            {channels});
         if (a.needs(0)) {
-          Value scale = channelShaped(b, b.convert(op.getScale(), wide), rank);
-          Value meanG = b.scale(sumG, 1.0 / count);
-          Value meanGX = b.scale(sumGX, 1.0 / count);
-          Value dx = b.sub(g, meanG);
-          dx = b.sub(dx, b.mul(xhat, meanGX));
-          a.set(0, b.convert(b.mul(b.mul(scale, rstd), dx), type));
+          // Per channel, rounded to the elementwise type, then broadcast.
+          auto perChannel = [&](Value v) {
+            return channelShaped(b, b.convert(v, compute), rank);
+          };
+          Value scale = b.convert(op.getScale(), wide);
+          Value coef = perChannel(b.mul(scale, rstd));
+          Value k = perChannel(b.scale(b.mul(rstd, sumGX), 1.0 / count));
+          Value meanG = perChannel(b.scale(sumG, 1.0 / count));
+          Value xc = b.convert(op.getInput(), compute);
+          Value dx = b.sub(b.sub(b.convert(g, compute), meanG),
+                           b.mul(b.sub(xc, perChannel(mean)), k));
+          a.set(0, b.convert(b.mul(dx, coef), type));
         }
         if (a.needs(1))
-          a.set(1, b.convert(b.reshape(sumGX, {shapeOf(x)[1]}), type));
+          a.set(1, b.convert(sumGX, type));
         if (a.needs(2))
-          a.set(2, b.convert(b.reshape(sumG, {shapeOf(x)[1]}), type));
+          a.set(2, b.convert(sumG, type));
         return success();
       },
       /*inactiveOperands=*/0b11000, /*inactiveResults=*/0b110);

@@ -86,10 +86,12 @@ func.func @main(%x: tensor<2x3x4xf32>, %r: tensor<2x3x4xf32>) -> tensor<f32> {
 
 // batch_norm_training: batch statistics over N, H, W, read from
 // batch_norm_statistics (the forward pass's, after lowering and CSE); two
-// sums, sum(g) and sum(g * xhat), give all three gradients:
-// dx = scale * rstd * (g - mean(g) - xhat * mean(g * xhat)), computed in f64
-// (the op's statistics type) and rounded back once; the running statistics
-// are buffers (no gradient, not trainable).
+// sums in f64 (the op's statistics type), sum(g) and sum(g * xhat), give all
+// three gradients. dx = scale * rstd * (g - mean(g) - xhat * mean(g * xhat))
+// is applied as PyTorch's CPU kernel applies it: per channel, in f64 and
+// rounded to f32 once, a = scale * rstd, k = rstd * sum(g * xhat) / n and
+// mean(g); per element in f32, dx = (g - mean(g) - (x - mean) * k) * a. The
+// running statistics are buffers (no gradient, not trainable).
 // CHECK-LABEL: func.func @main
 // CHECK: oflow.weight "bn.running_mean", {{.*}} : tensor<3xf32>{{$}}
 // CHECK: oflow.weight "bn.running_var", {{.*}} : tensor<3xf32>{{$}}
@@ -98,30 +100,36 @@ func.func @main(%x: tensor<2x3x4xf32>, %r: tensor<2x3x4xf32>) -> tensor<f32> {
 // CHECK: %[[MEAN:.*]], %[[VAR:.*]] = oflow.batch_norm_statistics %[[XW:.*]] : (tensor<4x3x2x2xf32>) -> (tensor<3xf64>, tensor<3xf64>)
 // CHECK: %[[X:.*]] = oflow.cast %[[XW]] to f64 : tensor<4x3x2x2xf32>
 // CHECK: %[[G:.*]] = oflow.cast %[[G32]] to f64 : tensor<4x3x2x2xf32>
+// CHECK: %[[VE:.*]] = oflow.add %[[VAR]], %{{.*}}
+// CHECK: %[[RSTD:.*]] = oflow.rsqrt %[[VE]] : tensor<3xf64>
+// CHECK: %[[RSTDC:.*]] = oflow.reshape %[[RSTD]] [1, 3, 1, 1]
 // CHECK: %[[MEANC:.*]] = oflow.reshape %[[MEAN]] [1, 3, 1, 1]
-// CHECK: %[[VARC:.*]] = oflow.reshape %[[VAR]] [1, 3, 1, 1]
-// CHECK: %[[VE:.*]] = oflow.add %[[VARC]], %{{.*}}
-// CHECK: %[[RSTD:.*]] = oflow.rsqrt %[[VE]]
 // CHECK: %[[C:.*]] = oflow.sub %[[X]], %[[MEANC]]
-// CHECK: %[[XHAT:.*]] = oflow.mul %[[C]], %[[RSTD]]
-// CHECK: %[[SG:.*]] = oflow.reduce_sum %[[G]] {axes = array<i64: 0, 2, 3>} : (tensor<4x3x2x2xf64>) -> tensor<1x3x1x1xf64>
+// CHECK: %[[XHAT:.*]] = oflow.mul %[[C]], %[[RSTDC]]
+// CHECK: %[[SG:.*]] = oflow.reduce_sum %[[G]] {axes = array<i64: 0, 2, 3>, keepdims = false} : (tensor<4x3x2x2xf64>) -> tensor<3xf64>
 // CHECK: %[[GXH:.*]] = oflow.mul %[[G]], %[[XHAT]]
-// CHECK: %[[SGX:.*]] = oflow.reduce_sum %[[GXH]] {axes = array<i64: 0, 2, 3>} : (tensor<4x3x2x2xf64>) -> tensor<1x3x1x1xf64>
+// CHECK: %[[SGX:.*]] = oflow.reduce_sum %[[GXH]] {axes = array<i64: 0, 2, 3>, keepdims = false} : (tensor<4x3x2x2xf64>) -> tensor<3xf64>
 // CHECK: %[[S64:.*]] = oflow.cast %{{.*}} to f64 : tensor<3xf32>
-// CHECK: %[[SC:.*]] = oflow.reshape %[[S64]] [1, 3, 1, 1] : (tensor<3xf64>) -> tensor<1x3x1x1xf64>
+// CHECK: %[[A64:.*]] = oflow.mul %[[S64]], %[[RSTD]]
+// CHECK: %[[A32:.*]] = oflow.cast %[[A64]] to f32 : tensor<3xf64>
+// CHECK: %[[A:.*]] = oflow.reshape %[[A32]] [1, 3, 1, 1] : (tensor<3xf32>) -> tensor<1x3x1x1xf32>
+// CHECK: %[[RS:.*]] = oflow.mul %[[RSTD]], %[[SGX]]
 // CHECK: %[[INV:.*]] = oflow.constant dense<6.250000e-02> : tensor<f64>
-// CHECK: %[[MG:.*]] = oflow.mul %[[SG]], %[[INV]]
-// CHECK: %[[MGX:.*]] = oflow.mul %[[SGX]], %{{.*}}
-// CHECK: %[[D1:.*]] = oflow.sub %[[G]], %[[MG]]
-// CHECK: %[[XM:.*]] = oflow.mul %[[XHAT]], %[[MGX]]
-// CHECK: %[[D2:.*]] = oflow.sub %[[D1]], %[[XM]]
-// CHECK: %[[SR:.*]] = oflow.mul %[[SC]], %[[RSTD]]
-// CHECK: %[[GX64:.*]] = oflow.mul %[[SR]], %[[D2]]
-// CHECK: %[[GX:.*]] = oflow.cast %[[GX64]] to f32
-// CHECK: %[[GW64:.*]] = oflow.reshape %[[SGX]] [3]
-// CHECK: %[[GW:.*]] = oflow.cast %[[GW64]] to f32 : tensor<3xf64>
-// CHECK: %[[GB64:.*]] = oflow.reshape %[[SG]] [3]
-// CHECK: %[[GB:.*]] = oflow.cast %[[GB64]] to f32 : tensor<3xf64>
+// CHECK: %[[K64:.*]] = oflow.mul %[[RS]], %[[INV]]
+// CHECK: %[[K32:.*]] = oflow.cast %[[K64]] to f32
+// CHECK: %[[K:.*]] = oflow.reshape %[[K32]] [1, 3, 1, 1]
+// CHECK: %[[MG64:.*]] = oflow.mul %[[SG]], %{{.*}}
+// CHECK: %[[MG32:.*]] = oflow.cast %[[MG64]] to f32
+// CHECK: %[[MG:.*]] = oflow.reshape %[[MG32]] [1, 3, 1, 1]
+// CHECK: %[[M32:.*]] = oflow.cast %[[MEAN]] to f32
+// CHECK: %[[M:.*]] = oflow.reshape %[[M32]] [1, 3, 1, 1]
+// CHECK: %[[XC:.*]] = oflow.sub %[[XW]], %[[M]] : (tensor<4x3x2x2xf32>, tensor<1x3x1x1xf32>)
+// CHECK: %[[XK:.*]] = oflow.mul %[[XC]], %[[K]]
+// CHECK: %[[D1:.*]] = oflow.sub %[[G32]], %[[MG]]
+// CHECK: %[[D2:.*]] = oflow.sub %[[D1]], %[[XK]]
+// CHECK: %[[GX:.*]] = oflow.mul %[[D2]], %[[A]] : (tensor<4x3x2x2xf32>, tensor<1x3x1x1xf32>) -> tensor<4x3x2x2xf32>
+// CHECK: %[[GW:.*]] = oflow.cast %[[SGX]] to f32 : tensor<3xf64>
+// CHECK: %[[GB:.*]] = oflow.cast %[[SG]] to f32 : tensor<3xf64>
 // CHECK: oflow.gradient "x", %[[GX]] : tensor<4x3x2x2xf32>
 // CHECK-NEXT: oflow.gradient "bn.weight", %[[GW]] : tensor<3xf32>
 // CHECK-NEXT: oflow.gradient "bn.bias", %[[GB]] : tensor<3xf32>

@@ -87,19 +87,30 @@ func.func @layer_norm(%x: tensor<2x3x4xf32>, %g: tensor<3x4xf32>, %b: tensor<3x4
 
 // -----
 
-// Batch statistics per channel (dim 1); running stats with momentum 0.9 and
-// the unbiased variance (count 4 * 2 * 2 = 16: 16/15 * 0.1). All in f64 (the
-// op's statistics type), rounded to f32 once at the end.
+// Batch statistics per channel (dim 1) in f64 (the op's statistics type):
+// shifted sums over N, H, W, then mean and variance per channel; running
+// stats with momentum 0.9 and the unbiased variance (count 4 * 2 * 2 = 16:
+// 16/15 * 0.1), rounded to f32 once at the end. The normalization: per
+// channel alpha = scale / sqrt(var + eps) and beta = bias - mean * alpha in
+// f64, rounded to f32, then x * alpha + beta per element in f32 (PyTorch's
+// CPU kernel's form).
 // CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
 // CHECK-LABEL: func.func @batch_norm_training
 // CHECK: arith.extf %{{.*}} : f32 to f64
 // CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]{{.*}} outs(%{{.*}} : tensor<3xf64>)
 // CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]{{.*}} outs(%{{.*}} : tensor<3xf64>)
-// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[CH]], #[[CH]], #[[CH]], #[[CH]], #{{.*}}]{{.*}} outs(%{{.*}} : tensor<4x3x2x2xf64>)
+// CHECK: math.sqrt %{{.*}} : f64
+// CHECK: %[[ALPHA:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<3xf32>)
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: %[[BETA:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<3xf32>)
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[CH]], #[[CH]], #{{.*}}]{{.*}} ins(%arg0, %[[ALPHA]], %[[BETA]] : tensor<4x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>) outs(%{{.*}} : tensor<4x3x2x2xf32>)
+// CHECK-NEXT: ^bb0(%[[X:.*]]: f32, %[[A:.*]]: f32, %[[B:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[XA:.*]] = arith.mulf %[[X]], %[[A]] : f32
+// CHECK-NEXT: arith.addf %[[XA]], %[[B]] : f32
 // CHECK: arith.constant 0.89999997615814208 : f64
 // CHECK: arith.constant 0.10000002384185791 : f64
 // CHECK: arith.constant 0.10666669209798177 : f64
-// CHECK: arith.truncf %{{.*}} : f64 to f32
 // CHECK: arith.truncf %{{.*}} : f64 to f32
 // CHECK: arith.truncf %{{.*}} : f64 to f32
 func.func @batch_norm_training(%x: tensor<4x3x2x2xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> (tensor<4x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>) {

@@ -335,9 +335,12 @@ struct BatchNormStatisticsLowering
   }
 };
 
-/// Statistics, normalization and running-statistics update in the op's
-/// statistics type (f64 for f32, see the op's description); the results
-/// are rounded back once.
+/// Statistics and running-statistics update in the op's statistics type
+/// (f64 for f32, see the op's description); the normalization as PyTorch's
+/// CPU kernel applies it: per channel alpha = scale / sqrt(var + eps) and
+/// beta = bias - mean * alpha in the statistics type, rounded once, then
+/// y = x * alpha + beta per element in the elementwise type (f32 lanes: no
+/// f64, square root or division per element).
 struct BatchNormTrainingLowering
     : OpConversionPattern<of::BatchNormTrainingOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -345,17 +348,48 @@ struct BatchNormTrainingLowering
   matchAndRewrite(of::BatchNormTrainingOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
     Type type = elementTypeOf(adaptor.getInput());
     Type t = of::BatchNormTrainingOp::getStatisticsType(type);
+    Type ct = of::BatchNormTrainingOp::getElementwiseType(type);
     auto widen = [&](Value v) { return convertFloats(rewriter, loc, v, t); };
-    Value x = widen(adaptor.getInput());
-    int64_t rank = tensorType(x).getRank();
-    int64_t count = product(shapeOf(x), batchNormDims(rank));
-    auto [mean, var] = batchNormStatistics(rewriter, loc, adaptor.getInput());
-    AffineMap c = channelMap(rewriter.getContext(), rank);
-    Value y = normalize(rewriter, loc, x, mean, var, widen(adaptor.getScale()),
-                        widen(adaptor.getBias()), c, c,
-                        op.getEpsilon().convertToDouble());
+    Value input = adaptor.getInput();
+    ArrayRef<int64_t> shape = shapeOf(input);
+    int64_t rank = shape.size();
+    int64_t count = product(shape, batchNormDims(rank));
+    auto [mean, var] = batchNormStatistics(rewriter, loc, input);
+    double epsilon = op.getEpsilon().convertToDouble();
+    Value alpha = broadcastGeneric(
+        rewriter, loc, {shape[1]}, t, ValueRange{widen(adaptor.getScale()), var},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          // 1 / sqrt rather than math.rsqrt: PyTorch's formula.
+          Value std = math::SqrtOp::create(
+              b, l, arith::AddFOp::create(b, l, a[1], scalarConstant(b, l, t, epsilon)));
+          return arith::DivFOp::create(b, l, a[0], std);
+        });
+    Value beta = broadcastGeneric(
+        rewriter, loc, {shape[1]}, t,
+        ValueRange{widen(adaptor.getBias()), mean, alpha},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return arith::SubFOp::create(b, l, a[0],
+                                       arith::MulFOp::create(b, l, a[1], a[2]));
+        });
+    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap c = channelMap(ctx, rank);
+    Value y = parallelGeneric(
+        rewriter, loc, shape, type,
+        ValueRange{input, convertFloats(rewriter, loc, alpha, ct),
+                   convertFloats(rewriter, loc, beta, ct)},
+        {id, c, c}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value x = a[0];
+          if (type != ct)
+            x = arith::ExtFOp::create(b, l, ct, x);
+          Value r = arith::AddFOp::create(b, l, arith::MulFOp::create(b, l, x, a[1]),
+                                          a[2]);
+          if (type != ct)
+            r = arith::TruncFOp::create(b, l, type, r);
+          return r;
+        });
     // running = running * momentum + batch * (1 - momentum); the running
     // variance takes the unbiased batch variance (ONNX, PyTorch).
     double momentum = op.getMomentum().convertToDouble();
@@ -376,7 +410,7 @@ struct BatchNormTrainingLowering
     Value runningMean = update(adaptor.getRunningMean(), mean, 1.0);
     Value runningVar = update(adaptor.getRunningVar(), var, unbias);
     auto narrow = [&](Value v) { return convertFloats(rewriter, loc, v, type); };
-    rewriter.replaceOp(op, {narrow(y), narrow(runningMean), narrow(runningVar)});
+    rewriter.replaceOp(op, {y, narrow(runningMean), narrow(runningVar)});
     return success();
   }
 };
