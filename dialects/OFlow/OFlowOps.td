@@ -373,11 +373,13 @@ def OFlow_BatchNormTrainingOp : OFlow_InferOp<"batch_norm_training", [OFlow_Sbp]
     coefficients are computed in `getStatisticsType` (f64 for f32 input, f32
     for f16/bf16), as PyTorch's CPU kernels do (`acc_type`): a float32 sum
     over N*H*W terms would leave gradients ~1e-5 off where PyTorch's are
-    ~1e-7 off. Per element, as PyTorch's kernels too, the coefficients are
-    rounded once to `getElementwiseType` (f32 for f32 and narrower data) and
-    applied there: `y = x * alpha + beta` with `alpha = scale * rstd`,
-    `beta = bias - mean * alpha`, and `dx = (dy - mean(dy) - (x - mean) * k)
-    * scale * rstd` with `k = rstd * sum(dy * xhat) / n`.
+    ~1e-7 off. Both directions apply per-channel coefficients per element,
+    PyTorch's CPU kernels' form: `y = x * alpha + beta` with
+    `alpha = scale * rstd`, `beta = bias - mean * alpha`, in the statistics
+    type (rounded to f32 first, RegNetX-400MF's near-dead channels' gradients
+    left PyTorch's float32 noise); and `dx = (dy - mean(dy) - (x - mean) * k)
+    * scale * rstd` with `k = rstd * sum(dy * xhat) / n`, its coefficients
+    rounded once to `getElementwiseType` (f32 for f32 and narrower data).
 
     ```mlir
     %y, %rm, %rv = oflow.batch_norm_training %x, %s, %b, %m, %v
@@ -404,8 +406,8 @@ def OFlow_BatchNormTrainingOp : OFlow_InferOp<"batch_norm_training", [OFlow_Sbp]
         return ::mlir::Float32Type::get(elementType.getContext());
       return elementType;
     }
-    /// The element type the normalization and the input gradient are
-    /// applied in, point by point: f32 for f32 and narrower data.
+    /// The element type the input gradient is computed in, point by point:
+    /// f32 for f32 and narrower data.
     static ::mlir::Type getElementwiseType(::mlir::Type elementType) {
       if (elementType.isF32() || elementType.isF16() || elementType.isBF16())
         return ::mlir::Float32Type::get(elementType.getContext());

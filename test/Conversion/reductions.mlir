@@ -91,23 +91,22 @@ func.func @layer_norm(%x: tensor<2x3x4xf32>, %g: tensor<3x4xf32>, %b: tensor<3x4
 // shifted sums over N, H, W, then mean and variance per channel; running
 // stats with momentum 0.9 and the unbiased variance (count 4 * 2 * 2 = 16:
 // 16/15 * 0.1), rounded to f32 once at the end. The normalization: per
-// channel alpha = scale / sqrt(var + eps) and beta = bias - mean * alpha in
-// f64, rounded to f32, then x * alpha + beta per element in f32 (PyTorch's
-// CPU kernel's form).
+// channel alpha = scale / sqrt(var + eps) and beta = bias - mean * alpha,
+// then x * alpha + beta per element (PyTorch's CPU kernel's form), all in
+// f64, rounded to f32 once: no square root or division per element.
 // CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
 // CHECK-LABEL: func.func @batch_norm_training
 // CHECK: arith.extf %{{.*}} : f32 to f64
 // CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]{{.*}} outs(%{{.*}} : tensor<3xf64>)
 // CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]{{.*}} outs(%{{.*}} : tensor<3xf64>)
 // CHECK: math.sqrt %{{.*}} : f64
-// CHECK: %[[ALPHA:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<3xf32>)
-// CHECK: arith.truncf %{{.*}} : f64 to f32
-// CHECK: %[[BETA:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<3xf32>)
-// CHECK: arith.truncf %{{.*}} : f64 to f32
-// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[CH]], #[[CH]], #{{.*}}]{{.*}} ins(%arg0, %[[ALPHA]], %[[BETA]] : tensor<4x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>) outs(%{{.*}} : tensor<4x3x2x2xf32>)
-// CHECK-NEXT: ^bb0(%[[X:.*]]: f32, %[[A:.*]]: f32, %[[B:.*]]: f32, %{{.*}}: f32):
-// CHECK-NEXT: %[[XA:.*]] = arith.mulf %[[X]], %[[A]] : f32
-// CHECK-NEXT: arith.addf %[[XA]], %[[B]] : f32
+// CHECK-NEXT: arith.divf
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[CH]], #[[CH]], #{{.*}}]{{.*}} ins(%arg0, %{{.*}}, %{{.*}} : tensor<4x3x2x2xf32>, tensor<3xf64>, tensor<3xf64>) outs(%{{.*}} : tensor<4x3x2x2xf32>)
+// CHECK-NEXT: ^bb0(%[[X:.*]]: f32, %[[A:.*]]: f64, %[[B:.*]]: f64, %{{.*}}: f32):
+// CHECK-NEXT: %[[XW:.*]] = arith.extf %[[X]] : f32 to f64
+// CHECK-NEXT: %[[XA:.*]] = arith.mulf %[[XW]], %[[A]] : f64
+// CHECK-NEXT: %[[Y:.*]] = arith.addf %[[XA]], %[[B]] : f64
+// CHECK-NEXT: arith.truncf %[[Y]] : f64 to f32
 // CHECK: arith.constant 0.89999997615814208 : f64
 // CHECK: arith.constant 0.10000002384185791 : f64
 // CHECK: arith.constant 0.10666669209798177 : f64
