@@ -16,6 +16,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 
+#include <map>
+
 namespace oflow {
 #define GEN_PASS_DEF_MERGESIBLINGREDUCTIONS
 #include "oflow/Codegen/Passes.h.inc"
@@ -57,9 +59,14 @@ bool isCandidate(linalg::GenericOp op, bool gpuStrategies) {
   return true;
 }
 
-bool sameLoops(linalg::GenericOp a, linalg::GenericOp b) {
-  return a.getStaticLoopRanges() == b.getStaticLoopRanges() &&
-         a.getIteratorTypesArray() == b.getIteratorTypesArray();
+/// The loop extents and iterator kinds of `op`: only reductions with equal
+/// signatures can merge, so candidates are compared within these groups.
+std::vector<int64_t> loopSignature(linalg::GenericOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  std::vector<int64_t> key(ranges.begin(), ranges.end());
+  for (utils::IteratorType it : op.getIteratorTypesArray())
+    key.push_back(it == utils::IteratorType::reduction ? -1 : -2);
+  return key;
 }
 
 /// Whether `a` and `b` read the same data: one input, through the same
@@ -174,25 +181,25 @@ struct MergeSiblingReductionsPass
     SmallVector<Block *> blocks;
     getOperation().walk([&](Block *block) { blocks.push_back(block); });
     for (Block *block : blocks) {
-      SmallVector<linalg::GenericOp> candidates;
+      // Candidates grouped by loop signature, each group in block order.
+      std::map<std::vector<int64_t>, SmallVector<linalg::GenericOp>> groups;
       for (auto op : block->getOps<linalg::GenericOp>())
         if (isCandidate(op, gpuStrategies))
-          candidates.push_back(op);
+          groups[loopSignature(op)].push_back(op);
       // Each candidate takes in every later sibling it can, in order (a
       // merged op stays a candidate for the ones after it).
-      for (size_t i = 0; i < candidates.size(); ++i) {
-        if (!candidates[i])
-          continue;
-        for (size_t j = i + 1; j < candidates.size(); ++j) {
-          linalg::GenericOp a = candidates[i], b = candidates[j];
-          if (!b || !sameLoops(a, b) || !sharesData(a, b))
+      for (auto &[signature, candidates] : groups)
+        for (size_t i = 0; i < candidates.size(); ++i) {
+          if (!candidates[i])
             continue;
-          if (!canMergeAtFirst(a, b, dominance))
-            continue;
-          candidates[i] = merge(a, b);
-          candidates[j] = nullptr;
+          for (size_t j = i + 1; j < candidates.size(); ++j) {
+            linalg::GenericOp a = candidates[i], b = candidates[j];
+            if (!b || !sharesData(a, b) || !canMergeAtFirst(a, b, dominance))
+              continue;
+            candidates[i] = merge(a, b);
+            candidates[j] = nullptr;
+          }
         }
-      }
     }
   }
 };
