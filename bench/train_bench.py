@@ -12,21 +12,27 @@ buffers vs. the liveness lower bound).
 
   bench/train_bench.py --oflow-compile build/bin/oflow-compile [--examples mlp gpt]
 
-Besides the examples, --examples takes stock torchvision models (issue #17):
-resnet18 (10 classes, 32x32 images, batch 8), resnet18-224 (224x224, batch
-32), mobilenet_v2 (width 0.25), mobilenet_v3_small (width 0.5) and shufflenet
-(v2 x0.5) at 64x64, batch 16, and mnasnet (0.5) and regnet_x_400mf at 64x64,
-batch 8, exported to ONNX here with random weights and random data.
-(EfficientNet-B0's constructor fixes its classifier's dropout at 0.2, and
-training dropout has no gradient rule yet: not benchmarked.)
+Besides the examples, --examples takes the model zoo of issue #17: every model
+of test/e2e/torchvision_vs_torch.py (stock torchvision constructors at the
+zoo test's sizes, widths and batches, dropout and stochastic depth 0; LR-ASPP
+with its per-pixel cross-entropy), and resnet18-224 (ResNet-18 at 224x224,
+batch 32), exported to ONNX here with random weights and random data.
 --compile-flag passes a flag to oflow-compile (e.g. --compile-flag=--conv=im2col).
+
+Runs are interleaved: each of --rounds rounds runs oflow's executable and then
+PyTorch for --steps steps each, and the table gives the median over rounds of
+each round's median step (both sides time the same span: from one step's
+start to the next, inputs, forward, backward and the optimizer update).
+
+  bench/train_bench.py --oflow-compile build/bin/oflow-compile --examples zoo --threads 2
 """
 import argparse
+import contextlib
 import importlib.util
+import io
 import json
 import os
 import re
-import resource
 import statistics
 import subprocess
 import sys
@@ -35,24 +41,23 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INPUTS = {"mlp": ["x", "y"], "cnn": ["x", "y"], "gpt": ["tokens", "targets"]}
-# Stock torchvision models: (constructor, image size, batch, extra arguments).
-ZOO = {"resnet18": ("resnet18", 32, 8, ""), "resnet18-224": ("resnet18", 224, 32, ""),
-       "mobilenet_v2": ("mobilenet_v2", 64, 16, ", width_mult=0.25, dropout=0.0"),
-       "mobilenet_v3_small": ("mobilenet_v3_small", 64, 16, ", width_mult=0.5, dropout=0.0"),
-       "shufflenet": ("shufflenet_v2_x0_5", 64, 16, ""),
-       "mnasnet": ("mnasnet0_5", 64, 8, ", dropout=0.0"),
-       "regnet_x_400mf": ("regnet_x_400mf", 64, 8, "")}
+# The model zoo: the models of the zoo test (test/e2e/torchvision_vs_torch.py),
+# built by its make_model at its image size and batch, and ResNet-18 at 224x224.
+ZOO_TEST = os.path.join(ROOT, "test", "e2e")
+ZOO_NAMES = ["densenet", "efficientnet_b0", "lraspp", "mnasnet", "mobilenet_v2",
+             "mobilenet_v3_small", "regnet_x_400mf", "resnet18", "shufflenet"]
+# name: (zoo test's model, image size and batch overriding the test's, or None)
+ZOO = {n: (n, None) for n in ZOO_NAMES}
+ZOO["resnet18-224"] = ("resnet18", (224, 32))
 
 ZOO_MODEL = r"""
 import sys
-import numpy as np, torch, torchvision
-sys.path.insert(0, {examples!r})
-import common
+import numpy as np
+sys.path.insert(0, {tests!r})
+import torchvision_vs_torch as tv
 BATCH = {batch}
 def make_model():
-    torch.manual_seed(0)
-    return common.WithCrossEntropy(
-        torchvision.models.{ctor}(weights=None, num_classes=10{kwargs}))
+    return tv.make_model({name!r})
 def load_data():
     return np.load({x!r}), np.load({y!r})
 """
@@ -68,17 +73,21 @@ def model_files(example, work):
     import torch
     sys.path.insert(0, os.path.join(ROOT, "examples"))
     import common
-    ctor, size, batch, kwargs = ZOO[example]
+    sys.path.insert(0, ZOO_TEST)
+    import torchvision_vs_torch as tv
+    name, override = ZOO[example]
+    size, batch = override or tv.MODELS[name][1:3]
     d = os.path.join(work, example)
     os.makedirs(d, exist_ok=True)
     rng = np.random.RandomState(0)
     data = {"x": os.path.join(d, "x.npy"), "y": os.path.join(d, "y.npy")}
     np.save(data["x"], rng.standard_normal((4 * batch, 3, size, size)).astype(np.float32))
-    np.save(data["y"], rng.randint(0, 10, 4 * batch).astype(np.int64))
+    labels = (4 * batch, size, size) if name in tv.SEGMENTATION else 4 * batch
+    np.save(data["y"], rng.randint(0, tv.CLASSES, labels).astype(np.int64))
     model_py = os.path.join(d, "model.py")
     with open(model_py, "w") as f:
-        f.write(ZOO_MODEL.format(examples=os.path.join(ROOT, "examples"), batch=batch,
-                                 ctor=ctor, kwargs=kwargs, x=data["x"], y=data["y"]))
+        f.write(ZOO_MODEL.format(tests=ZOO_TEST, batch=batch, name=name,
+                                 x=data["x"], y=data["y"]))
     spec = importlib.util.spec_from_file_location("zoo_model", model_py)
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
@@ -86,12 +95,13 @@ def model_files(example, work):
     model.train()
     x, y = m.load_data()
     onnx_path = os.path.join(d, example + ".onnx")
-    common.export_loss_model(model, (torch.from_numpy(x[:batch]), torch.from_numpy(y[:batch])),
-                             onnx_path, ["x", "y"], 17)
+    with contextlib.redirect_stdout(io.StringIO()):  # the export's list of restored buffers
+        common.export_loss_model(model, (torch.from_numpy(x[:batch]),
+                                         torch.from_numpy(y[:batch])), onnx_path, ["x", "y"], 17)
     return onnx_path, model_py, data
 
 TORCH_CHILD = r"""
-import importlib.util, json, resource, sys, time
+import importlib.util, json, sys, time
 import numpy as np, torch
 path, steps, warmup, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 torch.set_num_threads(threads)
@@ -102,17 +112,32 @@ data = m.load_data(); B = m.BATCH; n = len(data[0])
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
 times = []
 for k in range(steps):
+    # The whole iteration, as oflow's log times it: the batch's rows, the step,
+    # and the loss read back.
+    t = time.perf_counter()
     rows = [(k * B + i) % n for i in range(B)]
     args = [torch.from_numpy(d[rows]) for d in data]
-    t = time.perf_counter()
     opt.zero_grad(); loss = model(*args); loss.backward(); opt.step()
+    loss.item()
     times.append(time.perf_counter() - t)
-print(json.dumps({"times": times[warmup:],
-                  "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+with open("/proc/self/status") as f:  # VmHWM: ru_maxrss counts the parent's pages
+    rss = next(int(l.split()[1]) for l in f if l.startswith("VmHWM:"))
+print(json.dumps({"times": times[warmup:], "rss_kib": rss}))
 """
 
 
-def run_oflow(compiler, example, steps, warmup, work, files, flags, threads):
+def peak_rss_kib(pid="self"):
+    """The process's peak resident set (VmHWM), 0 once it is gone. Not
+    getrusage's ru_maxrss: Linux carries that across exec from the process
+    that forked it (this script, with torch loaded, is hundreds of MiB)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next(int(l.split()[1]) for l in f if l.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return 0
+
+
+def compile_oflow(compiler, example, work, files, flags):
     exe = os.path.join(work, example + ".exe")
     t = time.perf_counter()
     proc = subprocess.run([compiler, files[0],
@@ -121,18 +146,25 @@ def run_oflow(compiler, example, steps, warmup, work, files, flags, threads):
     compile_s = time.perf_counter() - t
     plan = re.search(r"memory plan \(train\): peak ([\d.]+ \w+), naive ([\d.]+ \w+), "
                      r"liveness lower bound ([\d.]+ \w+)", proc.stderr)
+    return dict(exe=exe, compile_s=compile_s, plan=plan.groups() if plan else ("?", "?", "?"))
+
+
+def run_oflow(exe, example, steps, warmup, work, files, threads):
     log = os.path.join(work, example + ".jsonl")
     cmd = [exe, "--steps", str(steps), "--log-json", log]
     for name, path in files[2].items():
         cmd += ["--data", f"{name}={path}"]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    subprocess.run(cmd + ["--threads", str(threads)], check=True, stdout=subprocess.DEVNULL)
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    proc = subprocess.Popen(cmd + ["--threads", str(threads)], stdout=subprocess.DEVNULL)
+    rss = 0
+    while proc.poll() is None:  # VmHWM only grows; the last reading is the peak
+        rss = max(rss, peak_rss_kib(proc.pid))
+        time.sleep(0.02)
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, cmd)
     with open(log) as f:
         elapsed = [json.loads(l)["elapsed_s"] for l in f if '"loss"' in l]
     times = [b - a for a, b in zip(elapsed, elapsed[1:])][warmup:]
-    return dict(step_ms=1e3 * statistics.median(times), rss_kib=rss if rss > before else rss,
-                compile_s=compile_s, plan=plan.groups() if plan else ("?", "?", "?"))
+    return dict(step_ms=1e3 * statistics.median(times), rss_kib=rss)
 
 
 def run_torch(example, steps, warmup, files, threads):
@@ -148,20 +180,34 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--oflow-compile", required=True)
     p.add_argument("--examples", nargs="+", default=["mlp", "gpt"],
-                   choices=sorted(INPUTS) + sorted(ZOO))
+                   choices=sorted(INPUTS) + sorted(ZOO) + ["zoo"],
+                   help="examples and zoo models; zoo: every zoo model at its test size")
     p.add_argument("--compile-flag", action="append", default=[])
     p.add_argument("--steps", type=int, default=60)
     p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--rounds", type=int, default=3,
+                   help="interleaved runs of each side; the median over rounds is reported")
     p.add_argument("--threads", type=int, default=1, help="threads on both sides")
     args = p.parse_args()
+    examples = [n for e in args.examples for n in (ZOO_NAMES if e == "zoo" else [e])]
     rows = []
     with tempfile.TemporaryDirectory() as work:
-        for ex in args.examples:
+        for ex in examples:
             files = model_files(ex, work)
-            o = run_oflow(args.oflow_compile, ex, args.steps, args.warmup, work, files,
-                          args.compile_flag, args.threads)
-            t = run_torch(ex, args.steps, args.warmup, files, args.threads)
+            c = compile_oflow(args.oflow_compile, ex, work, files, args.compile_flag)
+            runs = []
+            for _ in range(args.rounds):
+                runs.append((run_oflow(c["exe"], ex, args.steps, args.warmup, work, files,
+                                       args.threads),
+                             run_torch(ex, args.steps, args.warmup, files, args.threads)))
+            o = dict(c, step_ms=statistics.median(r[0]["step_ms"] for r in runs),
+                     rss_kib=max(r[0]["rss_kib"] for r in runs))
+            t = dict(step_ms=statistics.median(r[1]["step_ms"] for r in runs),
+                     rss_kib=max(r[1]["rss_kib"] for r in runs))
             rows.append((ex, o, t))
+            print(f"{ex}: oflow {o['step_ms']:.3f} ms, torch {t['step_ms']:.3f} ms "
+                  f"({t['step_ms'] / o['step_ms']:.2f}x), compile {c['compile_s']:.1f} s",
+                  file=sys.stderr, flush=True)
     print("| model | oflow step (ms) | torch eager step (ms) | speed-up | oflow peak RSS (MiB) "
           "| torch peak RSS (MiB) | plan peak | plan naive | liveness bound | compile (s) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -170,8 +216,8 @@ def main():
               f"{t['step_ms'] / o['step_ms']:.2f}x | {o['rss_kib'] / 1024:.1f} | "
               f"{t['rss_kib'] / 1024:.1f} | {o['plan'][0]} | {o['plan'][1]} | {o['plan'][2]} | "
               f"{o['compile_s']:.2f} |")
-    print(f"({args.threads} thread(s) each; SGD; median step after warm-up; "
-          "peak RSS of the whole process)")
+    print(f"({args.threads} thread(s) each; SGD; median over {args.rounds} interleaved rounds of "
+          "each round's median step after warm-up; peak resident memory (VmHWM) of each process)")
 
 
 if __name__ == "__main__":
