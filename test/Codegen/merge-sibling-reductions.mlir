@@ -149,3 +149,85 @@ func.func @columns(%g: tensor<16x64xf32>, %xhat: tensor<16x64xf32>, %init: tenso
   } -> tensor<64xf32>
   return %a, %b : tensor<64xf32>, tensor<64xf32>
 }
+
+// -----
+
+#win = affine_map<(n, c, kh, kw, y, x) -> (n, c, y * 2 + kh, x * 2 + kw)>
+#k = affine_map<(n, c, kh, kw, y, x) -> (kh, kw)>
+#o = affine_map<(n, c, kh, kw, y, x) -> (n, c, y, x)>
+// A max pool's forward maximum and, later, its backward pass's arg-max over
+// the same windows (every loop moves the window's read): one pass, where
+// the forward stands. The arg-max's accumulators (fills of an empty tensor
+// made after the forward) move up with it, so its positions are kept from
+// the forward pass instead of read again. The GPU runs window loops with an
+// innermost parallel loop, one output per kernel: left alone there.
+// CHECK-LABEL: func.func @max_pool_argmax
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x3x4x4xi32>
+// CHECK-NEXT: %[[F:.*]] = linalg.fill ins(%{{.*}} : i32) outs(%[[E]] : tensor<2x3x4x4xi32>)
+// CHECK-NEXT: %[[M:.*]]:3 = linalg.generic
+// CHECK-SAME: ins(%arg0, %arg1 : tensor<2x3x8x8xf32>, tensor<2x2xf32>) outs(%arg2, %arg2, %[[F]] : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<2x3x4x4xi32>)
+// CHECK: linalg.yield
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[M]]#0, %[[M]]#2
+// GPU-LABEL: func.func @max_pool_argmax
+// GPU-COUNT-2: linalg.generic
+func.func @max_pool_argmax(%x: tensor<2x3x8x8xf32>, %window: tensor<2x2xf32>,
+                           %init: tensor<2x3x4x4xf32>)
+    -> (tensor<2x3x4x4xf32>, tensor<2x3x4x4xi32>) {
+  %max = linalg.generic {indexing_maps = [#win, #k, #o],
+                         iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %window : tensor<2x3x8x8xf32>, tensor<2x2xf32>) outs(%init : tensor<2x3x4x4xf32>) {
+  ^bb0(%v: f32, %w: f32, %acc: f32):
+    %m = arith.maximumf %v, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3x4x4xf32>
+  %none = arith.constant 4 : i32
+  %e = tensor.empty() : tensor<2x3x4x4xi32>
+  %first = linalg.fill ins(%none : i32) outs(%e : tensor<2x3x4x4xi32>) -> tensor<2x3x4x4xi32>
+  %arg:2 = linalg.generic {indexing_maps = [#win, #k, #o, #o],
+                           iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %window : tensor<2x3x8x8xf32>, tensor<2x2xf32>) outs(%init, %first : tensor<2x3x4x4xf32>, tensor<2x3x4x4xi32>) {
+  ^bb0(%v: f32, %w: f32, %acc: f32, %at: i32):
+    %kh = linalg.index 2 : index
+    %kw = linalg.index 3 : index
+    %c2 = arith.constant 2 : index
+    %row = arith.muli %kh, %c2 : index
+    %pos = arith.addi %row, %kw : index
+    %p = arith.index_cast %pos : index to i32
+    %gt = arith.cmpf ogt, %v, %acc : f32
+    %m = arith.select %gt, %v, %acc : f32
+    %a = arith.select %gt, %p, %at : i32
+    linalg.yield %m, %a : f32, i32
+  } -> (tensor<2x3x4x4xf32>, tensor<2x3x4x4xi32>)
+  return %max, %arg#1 : tensor<2x3x4x4xf32>, tensor<2x3x4x4xi32>
+}
+
+// -----
+
+#win = affine_map<(n, c, kh, kw, y, x) -> (n, c, y * 2 + kh, x * 2 + kw)>
+#k = affine_map<(n, c, kh, kw, y, x) -> (kh, kw)>
+#o = affine_map<(n, c, kh, kw, y, x) -> (n, c, y, x)>
+// The later reduction's accumulator starts from a value computed after the
+// first (not an init maker): it cannot move up, so nothing merges.
+// CHECK-LABEL: func.func @init_computed_later
+// CHECK-COUNT-2: linalg.generic {{.*}}"reduction", "reduction", "parallel", "parallel"]
+func.func @init_computed_later(%x: tensor<2x3x8x8xf32>, %window: tensor<2x2xf32>,
+                               %init: tensor<2x3x4x4xf32>)
+    -> (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) {
+  %max = linalg.generic {indexing_maps = [#win, #k, #o],
+                         iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %window : tensor<2x3x8x8xf32>, tensor<2x2xf32>) outs(%init : tensor<2x3x4x4xf32>) {
+  ^bb0(%v: f32, %w: f32, %acc: f32):
+    %m = arith.maximumf %v, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3x4x4xf32>
+  %start = arith.addf %max, %max : tensor<2x3x4x4xf32>
+  %sum = linalg.generic {indexing_maps = [#win, #k, #o],
+                         iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]}
+      ins(%x, %window : tensor<2x3x8x8xf32>, tensor<2x2xf32>) outs(%start : tensor<2x3x4x4xf32>) {
+  ^bb0(%v: f32, %w: f32, %acc: f32):
+    %s = arith.addf %v, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3x4x4xf32>
+  return %max, %sum : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>
+}

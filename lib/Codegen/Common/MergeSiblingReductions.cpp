@@ -11,7 +11,9 @@
 //===----------------------------------------------------------------------===//
 #include "oflow/Codegen/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -70,14 +72,17 @@ std::vector<int64_t> loopSignature(linalg::GenericOp op) {
 }
 
 /// Whether `a` and `b` read the same data: one input, through the same
-/// indexing map, that is a permutation of all the loops (a point of it per
-/// iteration, what a pass over memory reads). A shared broadcast operand (a
-/// norm's weight read by two micro-batches' sums) is no reason to merge: it
-/// would tie together reductions of different data, and their schedules.
+/// indexing map, that every loop moves along (a permutation of the loops, a
+/// point of it per iteration; or a pooling window's (n, c, y*s + kh, ...)),
+/// what a pass over memory reads. A shared broadcast operand (a norm's
+/// weight read by two micro-batches' sums) is no reason to merge: it would
+/// tie together reductions of different data, and their schedules.
 bool sharesData(linalg::GenericOp a, linalg::GenericOp b) {
   for (OpOperand *x : a.getDpsInputOperands()) {
     AffineMap map = a.getMatchingIndexingMap(x);
-    if (!map.isPermutation())
+    if (map.getNumSymbols() != 0 ||
+        !llvm::all_of(llvm::seq(map.getNumDims()),
+                      [&](unsigned d) { return map.isFunctionOfDim(d); }))
       continue;
     for (OpOperand *y : b.getDpsInputOperands())
       if (x->get() == y->get() && map == b.getMatchingIndexingMap(y))
@@ -87,25 +92,49 @@ bool sharesData(linalg::GenericOp a, linalg::GenericOp b) {
 }
 
 /// Every value `op` reads: its operands and what its body captures.
-SmallVector<Value> valuesRead(linalg::GenericOp op) {
+SmallVector<Value> valuesRead(Operation *op) {
   SmallVector<Value> values(op->getOperands());
   llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(op.getRegion(), captured);
+  for (Region &region : op->getRegions())
+    getUsedValuesDefinedAbove(region, captured);
   values.append(captured.begin(), captured.end());
   return values;
 }
 
+/// Whether `op` only makes a fresh value: an empty tensor, a constant, or a
+/// fill of one (a reduction's initial accumulator), so moving it earlier
+/// changes nothing but where its buffer's life starts.
+bool isInitMaker(Operation *op) {
+  return isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(op) &&
+         op->getNumRegions() <= 1 && isPure(op);
+}
+
 /// Whether the merge of `first` and the later `second` (same block) may
 /// stand where `first` stands: everything `second` reads is defined before
-/// `first`. Only `second`'s results, reductions, are then made earlier. The
-/// other way round (the merge where `second` stands) would keep what only
-/// `first` reads alive until `second`: a whole activation, for a saving of
-/// one read of it.
+/// `first`, or is made by init makers (isInitMaker) that can move there
+/// (appended to `toMove`, operands first). Only `second`'s results,
+/// reductions, are then made earlier: a max pool's backward arg-max joins
+/// its forward maximum, and its positions are kept from the forward pass
+/// instead of read again from the input. The other way round (the merge
+/// where `second` stands) would keep what only `first` reads alive until
+/// `second`: a whole activation, for a saving of one read of it.
 bool canMergeAtFirst(linalg::GenericOp first, linalg::GenericOp second,
-                     DominanceInfo &dominance) {
-  return llvm::all_of(valuesRead(second), [&](Value v) {
-    return dominance.properlyDominates(v, first.getOperation());
-  });
+                     DominanceInfo &dominance, SmallVector<Operation *> &toMove) {
+  std::function<bool(Value)> available = [&](Value v) {
+    if (dominance.properlyDominates(v, first.getOperation()))
+      return true;
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != first->getBlock() || !isInitMaker(def))
+      return false;
+    if (llvm::is_contained(toMove, def))
+      return true;
+    if (!llvm::all_of(valuesRead(def), available))
+      return false;
+    toMove.push_back(def);
+    return true;
+  };
+  toMove.clear();
+  return llvm::all_of(valuesRead(second.getOperation()), available);
 }
 
 /// One generic doing what `first` and `second` do, where `first` stands;
@@ -194,8 +223,11 @@ struct MergeSiblingReductionsPass
             continue;
           for (size_t j = i + 1; j < candidates.size(); ++j) {
             linalg::GenericOp a = candidates[i], b = candidates[j];
-            if (!b || !sharesData(a, b) || !canMergeAtFirst(a, b, dominance))
+            SmallVector<Operation *> toMove;
+            if (!b || !sharesData(a, b) || !canMergeAtFirst(a, b, dominance, toMove))
               continue;
+            for (Operation *op : toMove)
+              op->moveBefore(a);
             candidates[i] = merge(a, b);
             candidates[j] = nullptr;
           }
