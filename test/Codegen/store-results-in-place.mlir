@@ -152,3 +152,81 @@ func.func @left_alone(%arg0: memref<?xi8>, %arg1: memref<?xi8>) {
   bufferization.materialize_in_destination %s in writable %sview : (tensor<f32>, memref<f32>) -> ()
   return
 }
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// A convolution's weight: the library calls read it straight from its view
+// (bufferization folds to_buffer(to_tensor(view)) to the view), which
+// bufferization cannot see. The update is moved after the last such call
+// and then writes the weight in place: no arena buffer, no copy back.
+// CHECK-LABEL: func.func @read_by_calls
+// CHECK: %[[V:.*]] = memref.view %arg0
+// CHECK: %[[W:.*]] = bufferization.to_tensor %[[V]] restrict writable
+// CHECK: %[[C:.*]] = memref.cast %[[V]]
+// CHECK: call @conv_forward(%[[C]])
+// CHECK: call @conv_backward_data(%[[C]])
+// CHECK: %[[N:.*]] = linalg.generic {{.*}} outs(%[[W]] : tensor<16xf32>)
+// CHECK: bufferization.materialize_in_destination %[[N]] in writable %[[V]]
+// BUF-LABEL: func.func @read_by_calls
+// BUF-NOT: memref.alloc
+// BUF-NOT: memref.copy
+// BUF: return
+func.func private @conv_forward(memref<?xf32>)
+func.func private @conv_backward_data(memref<?xf32>)
+func.func @read_by_calls(%arg0: memref<?xi8>, %arg1: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %view = memref.view %arg0[%c0][] : memref<?xi8> to memref<16xf32>
+  %w = bufferization.to_tensor %view restrict : memref<16xf32> to tensor<16xf32>
+  %cast = memref.cast %view : memref<16xf32> to memref<?xf32>
+  call @conv_forward(%cast) : (memref<?xf32>) -> ()
+  %gview = memref.view %arg1[%c64][] : memref<?xi8> to memref<16xf32>
+  %g = bufferization.to_tensor %gview restrict : memref<16xf32> to tensor<16xf32>
+  %e = tensor.empty() : tensor<16xf32>
+  %new = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%w, %g : tensor<16xf32>, tensor<16xf32>) outs(%e : tensor<16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<16xf32>
+  call @conv_backward_data(%cast) : (memref<?xf32>) -> ()
+  bufferization.materialize_in_destination %new in writable %view : (tensor<16xf32>, memref<16xf32>) -> ()
+  return
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// A call reads the weight's view after the update's result is used: the
+// update cannot follow it, so it keeps its own buffer (the view is not made
+// writable) and bufferization copies it back at the end.
+// CHECK-LABEL: func.func @call_after_a_use
+// CHECK: bufferization.to_tensor %{{.*}} restrict :
+// CHECK-NOT: writable :
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<16xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[E]] : tensor<16xf32>)
+// CHECK: call @read
+// CHECK: return
+func.func private @read(memref<?xf32>)
+func.func @call_after_a_use(%arg0: memref<?xi8>, %arg1: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %view = memref.view %arg0[%c0][] : memref<?xi8> to memref<16xf32>
+  %w = bufferization.to_tensor %view restrict : memref<16xf32> to tensor<16xf32>
+  %cast = memref.cast %view : memref<16xf32> to memref<?xf32>
+  %e = tensor.empty() : tensor<16xf32>
+  %new = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%w : tensor<16xf32>) outs(%e : tensor<16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %d = arith.addf %a, %a : f32
+    linalg.yield %d : f32
+  } -> tensor<16xf32>
+  %first = tensor.extract %new[%c0] : tensor<16xf32>
+  %oview = memref.view %arg1[%c0][] : memref<?xi8> to memref<f32>
+  memref.store %first, %oview[] : memref<f32>
+  call @read(%cast) : (memref<?xf32>) -> ()
+  bufferization.materialize_in_destination %new in writable %view : (tensor<16xf32>, memref<16xf32>) -> ()
+  return
+}

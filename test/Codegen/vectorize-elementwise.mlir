@@ -42,12 +42,87 @@ func.func @rows_of_8(%x: memref<4x8xf32>, %out: memref<4x8xf32>) {
   }
   return
 }
-// 10 columns divide by neither 16 nor 8: left for convert-linalg-to-loops.
+// 10 columns divide by neither 16 nor 8, and neither do 3 x 10 elements:
+// left for convert-linalg-to-loops.
 // CHECK-LABEL: func.func @odd
+// CHECK-NOT: collapse_shape
 // CHECK: linalg.generic
-func.func @odd(%x: memref<4x10xf32>, %out: memref<4x10xf32>) {
+func.func @odd(%x: memref<3x10xf32>, %out: memref<3x10xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<3x10xf32>) outs(%out : memref<3x10xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.mulf %a, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// 4 x 10 elements do divide by 8: the two loops become one over the
+// contiguous buffers, in tiles of 8.
+// CHECK-LABEL: func.func @odd_rows_collapsed
+// CHECK: %[[X:.*]] = memref.collapse_shape %arg0 {{\[\[}}0, 1]] : memref<4x10xf32> into memref<40xf32>
+// CHECK: %[[O:.*]] = memref.collapse_shape %arg1 {{\[\[}}0, 1]] : memref<4x10xf32> into memref<40xf32>
+// CHECK: scf.for {{.*}} = %c0 to %c40 step %c8
+// CHECK: vector.transfer_read {{.*}} vector<8xf32>
+// CHECK-NOT: linalg.generic
+func.func @odd_rows_collapsed(%x: memref<4x10xf32>, %out: memref<4x10xf32>) {
   linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
       ins(%x : memref<4x10xf32>) outs(%out : memref<4x10xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.mulf %a, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// A 3x3 convolution weight's SGD update, in place, the learning rate a
+// rank-0 buffer: one loop over the weight's 288 elements.
+#w4 = affine_map<(o, i, h, w) -> (o, i, h, w)>
+#lr = affine_map<(o, i, h, w) -> ()>
+// CHECK-LABEL: func.func @weight_update
+// CHECK: memref.collapse_shape %arg0 {{\[\[}}0, 1, 2, 3]] : memref<8x4x3x3xf32> into memref<288xf32>
+// CHECK: scf.for {{.*}} = %c0 to %c288 step %c16
+// CHECK: vector.transfer_read {{.*}} vector<16xf32>
+func.func @weight_update(%w: memref<8x4x3x3xf32>, %g: memref<8x4x3x3xf32>, %lr: memref<f32>) {
+  linalg.generic {indexing_maps = [#w4, #w4, #lr, #w4],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w, %g, %lr : memref<8x4x3x3xf32>, memref<8x4x3x3xf32>, memref<f32>)
+      outs(%w : memref<8x4x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %r: f32, %o: f32):
+    %p = arith.mulf %b, %r : f32
+    %s = arith.subf %a, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// A per-channel scale over 4x4 feature maps: only the spatial loops join
+// (the scale is indexed by the channel), 16 elements per (n, c).
+#nchw = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#ch = affine_map<(n, c, h, w) -> (c)>
+// CHECK-LABEL: func.func @channel_scale
+// CHECK: memref.collapse_shape %arg0 {{\[\[}}0], [1], [2, 3]] : memref<2x3x4x4xf32> into memref<2x3x16xf32>
+// CHECK-NOT: collapse_shape %arg1
+// CHECK: vector.transfer_read {{.*}} vector<1x1x16xf32>
+func.func @channel_scale(%x: memref<2x3x4x4xf32>, %s: memref<3xf32>, %out: memref<2x3x4x4xf32>) {
+  linalg.generic {indexing_maps = [#nchw, #ch, #nchw],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %s : memref<2x3x4x4xf32>, memref<3xf32>) outs(%out : memref<2x3x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// A strided view (a column slice) is not contiguous along the rows: left
+// alone.
+// CHECK-LABEL: func.func @strided
+// CHECK-NOT: collapse_shape
+// CHECK: linalg.generic
+func.func @strided(%x: memref<4x10xf32, strided<[20, 1]>>, %out: memref<4x10xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<4x10xf32, strided<[20, 1]>>) outs(%out : memref<4x10xf32>) {
   ^bb0(%a: f32, %o: f32):
     %s = arith.mulf %a, %a : f32
     linalg.yield %s : f32

@@ -17,6 +17,13 @@
 //    by `vector.multi_reduction`.
 // Others stay scalar (oflow-lower-reductions, convert-linalg-to-loops).
 //
+// An all-parallel generic whose innermost extent neither width divides (a
+// 3x3 convolution weight's update, 7x7 and 14x14 feature maps) first has
+// its trailing loops collapsed into one where every operand is contiguous
+// along them (collapseTrailingLoops): scalar, LLVM vectorized such a loop
+// nest along an outer loop with gathers, and the in-place SGD update of one
+// 512x512x3x3 weight took 13 ms of ResNet-18's 55 ms step.
+//
 // `i1` inputs (masks) are read as bytes: LLVM packs `<N x i1>` vectors into
 // bits, while a memref stores one byte per i1, so a vector load of an i1
 // memref would read the wrong bytes. Each i1 input that is a constant global
@@ -137,6 +144,105 @@ bool foldsVaryingValues(linalg::GenericOp op) {
   return true;
 }
 
+/// The first loop of the trailing loops of `op` that can be one loop: all
+/// parallel, their extents' product divisible by the narrowest width, and
+/// each operand either not indexed by them or indexed by them, in order, in
+/// its last dims of a memref contiguous there (the group has at least two
+/// loops; the first such group, the longest).
+std::optional<unsigned> collapsibleFrom(linalg::GenericOp op, ArrayRef<int64_t> ranges) {
+  unsigned n = op.getNumLoops();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (!op.getBlock()->getOps<linalg::IndexOp>().empty())
+    return std::nullopt;
+  for (unsigned k = 0; k + 1 < n; ++k) {
+    if (llvm::any_of(ArrayRef(iterators).drop_front(k),
+                     [](utils::IteratorType it) { return !linalg::isParallelIterator(it); }))
+      continue;
+    int64_t extent = 1;
+    for (unsigned d = k; d < n; ++d)
+      extent *= ranges[d];
+    if (extent % kWidths[std::size(kWidths) - 1] != 0)
+      continue;
+    unsigned group = n - k;
+    bool ok = llvm::all_of(op->getOpOperands(), [&](OpOperand &operand) {
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      if (!map.isProjectedPermutation())
+        return false;
+      bool uses = llvm::any_of(llvm::seq(k, n), [&](unsigned d) { return map.isFunctionOfDim(d); });
+      if (!uses)
+        return true;
+      unsigned results = map.getNumResults();
+      if (results < group)
+        return false;
+      for (unsigned i = 0; i < group; ++i)
+        if (map.getResult(results - group + i) != getAffineDimExpr(k + i, op.getContext()))
+          return false;
+      auto type = dyn_cast<MemRefType>(operand.get().getType());
+      if (!type)
+        return false;
+      SmallVector<ReassociationIndices> groups;
+      for (unsigned i = 0; i + group < results; ++i)
+        groups.push_back({static_cast<int64_t>(i)});
+      groups.emplace_back();
+      for (unsigned i = results - group; i < results; ++i)
+        groups.back().push_back(i);
+      return memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups);
+    });
+    if (ok)
+      return k;
+  }
+  return std::nullopt;
+}
+
+/// `op` with its trailing loops from collapsibleFrom as one loop (its
+/// operands collapsed along them), or `op` itself where that changes
+/// nothing or cannot be done.
+linalg::GenericOp collapseTrailingLoops(RewriterBase &rewriter, linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() < 2)
+    return op;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic) ||
+      llvm::any_of(kWidths, [&](int64_t w) { return ranges.back() % w == 0; }))
+    return op;
+  std::optional<unsigned> from = collapsibleFrom(op, ranges);
+  if (!from)
+    return op;
+  unsigned k = *from, n = op.getNumLoops(), group = n - k;
+  MLIRContext *ctx = op.getContext();
+  rewriter.setInsertionPoint(op);
+  SmallVector<Value> operands;
+  SmallVector<AffineMap> maps;
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    bool uses = llvm::any_of(llvm::seq(k, n), [&](unsigned d) { return map.isFunctionOfDim(d); });
+    SmallVector<AffineExpr> results(map.getResults());
+    Value value = operand.get();
+    if (uses) {
+      unsigned count = results.size();
+      SmallVector<ReassociationIndices> groups;
+      for (unsigned i = 0; i + group < count; ++i)
+        groups.push_back({static_cast<int64_t>(i)});
+      groups.emplace_back();
+      for (unsigned i = count - group; i < count; ++i)
+        groups.back().push_back(i);
+      value = memref::CollapseShapeOp::create(rewriter, op.getLoc(), value, groups);
+      results.resize(count - group);
+      results.push_back(getAffineDimExpr(k, ctx));
+    }
+    operands.push_back(value);
+    maps.push_back(AffineMap::get(k + 1, 0, results, ctx));
+  }
+  SmallVector<utils::IteratorType> iterators(op.getIteratorTypesArray());
+  iterators.resize(k + 1);
+  unsigned inputs = op.getNumDpsInputs();
+  auto collapsed = linalg::GenericOp::create(
+      rewriter, op.getLoc(), TypeRange{}, ArrayRef(operands).take_front(inputs),
+      ArrayRef(operands).drop_front(inputs), maps, iterators);
+  collapsed.getRegion().takeBody(op.getRegion());
+  rewriter.eraseOp(op);
+  return collapsed;
+}
+
 /// Tile sizes that make `op` a loop over vector tiles, or none.
 std::optional<SmallVector<int64_t>> vectorTile(linalg::GenericOp op,
                                                SymbolTable &symbols) {
@@ -215,12 +321,15 @@ struct VectorizeElementwisePass
   using Base::Base;
   void runOnOperation() override {
     SymbolTable symbols(getOperation());
+    IRRewriter rewriter(&getContext());
+    SmallVector<linalg::GenericOp> generics;
+    getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
     SmallVector<std::pair<linalg::GenericOp, SmallVector<int64_t>>> ops;
-    getOperation().walk([&](linalg::GenericOp op) {
+    for (linalg::GenericOp op : generics) {
+      op = collapseTrailingLoops(rewriter, op);
       if (std::optional<SmallVector<int64_t>> tiles = vectorTile(op, symbols))
         ops.push_back({op, *tiles});
-    });
-    IRRewriter rewriter(&getContext());
+    }
     for (auto &[op, tiles] : ops) {
       readBoolsAsBytes(rewriter, op, symbols);
       linalg::LinalgTilingOptions options;

@@ -99,28 +99,74 @@ private:
   DenseMap<Operation *, int64_t> positions;
 };
 
-/// Moves `producer` right after the last other op that reads `old` (the
-/// destination's contents before it), when every use of its results comes
-/// after that op. Elementwise fusion recomputes a new moment inside the
-/// parameter update that also stores it, from the old moment: the moment's
-/// update must then come after that read to be done in place.
-void sinkPastReaders(Operation *producer, Value old, BlockOrder &order) {
+/// The calls that read `view` through casts of it (a library call's
+/// operand: a convolution reads its weight straight from the state view,
+/// bufferization having folded to_buffer(to_tensor(view)) to the view), or
+/// none if the view has another kind of use besides `store` and to_tensor
+/// ops. One-shot bufferization does not see these reads.
+std::optional<SmallVector<Operation *>> callReaders(memref::ViewOp view,
+                                                   Operation *store) {
+  SmallVector<Operation *> calls;
+  SmallVector<Value> worklist{view.getResult()};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (user == store || isa<bufferization::ToTensorOp>(user))
+        continue;
+      if (auto cast = dyn_cast<memref::CastOp>(user))
+        worklist.push_back(cast.getResult());
+      else if (isa<func::CallOp>(user))
+        calls.push_back(user);
+      else
+        return std::nullopt;
+    }
+  }
+  return calls;
+}
+
+/// The last op of `producer`'s block that reads `old` (the destination's
+/// contents before it) or is one of `calls`, other than the producer.
+Operation *lastReader(Operation *producer, Value old, ArrayRef<Operation *> calls,
+                      BlockOrder &order) {
   Block *block = producer->getBlock();
   Operation *last = nullptr;
-  for (Operation *user : old.getUsers()) {
+  auto consider = [&](Operation *user) {
     Operation *op = block->findAncestorOpInBlock(*user);
     if (!op || op == producer)
-      continue;
+      return;
     if (!last || order.before(last, op))
       last = op;
-  }
+  };
+  if (old)
+    for (Operation *user : old.getUsers())
+      consider(user);
+  for (Operation *call : calls)
+    consider(call);
+  return last;
+}
+
+/// Whether `producer` is after `last`, or can move right after it: every
+/// use of its results comes after `last`.
+bool canFollow(Operation *producer, Operation *last, BlockOrder &order) {
   if (!last || order.before(last, producer))
-    return;
+    return true;
+  Block *block = producer->getBlock();
   for (Operation *user : producer->getUsers()) {
     Operation *op = block->findAncestorOpInBlock(*user);
     if (!op || !order.before(last, op))
-      return;
+      return false;
   }
+  return true;
+}
+
+/// Moves `producer` right after `last` where it can (canFollow). Elementwise
+/// fusion recomputes a new moment inside the parameter update that also
+/// stores it, from the old moment: the moment's update must then come after
+/// that read to be done in place; a weight's update after the convolutions
+/// that read the weight straight from its view.
+void sinkPast(Operation *producer, Operation *last, BlockOrder &order) {
+  if (!last || order.before(last, producer) || !canFollow(producer, last, order))
+    return;
   producer->moveAfter(last);
   order.placed(producer);
 }
@@ -160,20 +206,22 @@ struct StoreResultsInPlacePass
       std::optional<ViewBytes> bytes = viewBytes(view);
       if (!bytes || overlapped(view, *bytes))
         continue;
-      // The view's only other users may be one to_tensor (its old value).
+      // The view's only other users may be one to_tensor (its old value)
+      // and calls that read it (callReaders).
       bufferization::ToTensorOp reader;
       bool plain = true;
       for (Operation *user : view->getUsers()) {
-        if (user == store)
-          continue;
         auto toTensor = dyn_cast<bufferization::ToTensorOp>(user);
-        if (!toTensor || reader || !toTensor.getRestrict()) {
+        if (!toTensor)
+          continue;
+        if (reader || !toTensor.getRestrict()) {
           plain = false;
           break;
         }
         reader = toTensor;
       }
-      if (!plain)
+      std::optional<SmallVector<Operation *>> calls = callReaders(view, store);
+      if (!plain || !calls)
         continue;
       // The producer must overwrite its destination without reading it.
       auto result = dyn_cast<OpResult>(store.getSource());
@@ -184,6 +232,13 @@ struct StoreResultsInPlacePass
       OpOperand *init = producer.getDpsInitOperand(result.getResultNumber());
       if (producer.payloadUsesValueFromOperand(init) ||
           init->get().getType() != store.getSource().getType())
+        continue;
+      // Bufferization sees the tensor readers and falls back to a copy
+      // where one still needs the old contents; the calls' reads it does
+      // not see, so the producer must come after them all.
+      Operation *last = lastReader(producer, reader ? reader.getResult() : Value(),
+                                   *calls, order);
+      if (!calls->empty() && !canFollow(producer, last, order))
         continue;
       if (reader) {
         // It must dominate the producer: it is read before, or it is not
@@ -216,7 +271,7 @@ struct StoreResultsInPlacePass
         order.placed(reader);
       }
       init->set(reader.getResult());
-      sinkPastReaders(producer, reader.getResult(), order);
+      sinkPast(producer, lastReader(producer, reader.getResult(), *calls, order), order);
     }
   }
 };
