@@ -144,6 +144,18 @@ bool foldsVaryingValues(linalg::GenericOp op) {
   return true;
 }
 
+/// The reassociation of a rank-`rank` buffer that joins its last `group`
+/// dims and keeps the others.
+SmallVector<ReassociationIndices> lastDimsJoined(unsigned rank, unsigned group) {
+  SmallVector<ReassociationIndices> groups;
+  for (unsigned i = 0; i + group < rank; ++i)
+    groups.push_back({static_cast<int64_t>(i)});
+  groups.emplace_back();
+  for (unsigned i = rank - group; i < rank; ++i)
+    groups.back().push_back(i);
+  return groups;
+}
+
 /// The first loop of the trailing loops of `op` that can be one loop: all
 /// parallel, their extents' product divisible by the narrowest width, and
 /// each operand either not indexed by them or indexed by them, in order, in
@@ -180,13 +192,8 @@ std::optional<unsigned> collapsibleFrom(linalg::GenericOp op, ArrayRef<int64_t> 
       auto type = dyn_cast<MemRefType>(operand.get().getType());
       if (!type)
         return false;
-      SmallVector<ReassociationIndices> groups;
-      for (unsigned i = 0; i + group < results; ++i)
-        groups.push_back({static_cast<int64_t>(i)});
-      groups.emplace_back();
-      for (unsigned i = results - group; i < results; ++i)
-        groups.back().push_back(i);
-      return memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups);
+      return memref::CollapseShapeOp::isGuaranteedCollapsible(
+          type, lastDimsJoined(results, group));
     });
     if (ok)
       return k;
@@ -219,13 +226,8 @@ linalg::GenericOp collapseTrailingLoops(RewriterBase &rewriter, linalg::GenericO
     Value value = operand.get();
     if (uses) {
       unsigned count = results.size();
-      SmallVector<ReassociationIndices> groups;
-      for (unsigned i = 0; i + group < count; ++i)
-        groups.push_back({static_cast<int64_t>(i)});
-      groups.emplace_back();
-      for (unsigned i = count - group; i < count; ++i)
-        groups.back().push_back(i);
-      value = memref::CollapseShapeOp::create(rewriter, op.getLoc(), value, groups);
+      value = memref::CollapseShapeOp::create(rewriter, op.getLoc(), value,
+                                              lastDimsJoined(count, group));
       results.resize(count - group);
       results.push_back(getAffineDimExpr(k, ctx));
     }
