@@ -217,7 +217,8 @@ def main():
               f"{t['rss_kib'] / 1024:.1f} | {o['plan'][0]} | {o['plan'][1]} | {o['plan'][2]} | "
               f"{o['compile_s']:.2f} |")
     print(f"({args.threads} thread(s) each; SGD; median over {args.rounds} interleaved rounds of "
-          "each round's median step after warm-up; peak resident memory (VmHWM) of each process)")
+          "each round's median step after warm-up; peak resident memory (VmHWM) of each process; "
+          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', 'unset')} on both sides)")
 
 
 if __name__ == "__main__":
