@@ -230,3 +230,35 @@ func.func @call_after_a_use(%arg0: memref<?xi8>, %arg1: memref<?xi8>) {
   bufferization.materialize_in_destination %new in writable %view : (tensor<16xf32>, memref<16xf32>) -> ()
   return
 }
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// The update and its store in a region, a call reading the weight after the
+// region: the call cannot be ordered against the update from inside it, so
+// the view is left to bufferization's copy.
+// CHECK-LABEL: func.func @call_outside_the_region
+// CHECK: bufferization.to_tensor %{{.*}} restrict :
+// CHECK-NOT: writable :
+// CHECK: call @read_weight
+func.func private @read_weight(memref<?xf32>)
+func.func @call_outside_the_region(%arg0: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %view = memref.view %arg0[%c0][] : memref<?xi8> to memref<16xf32>
+  %w = bufferization.to_tensor %view restrict : memref<16xf32> to tensor<16xf32>
+  %cast = memref.cast %view : memref<16xf32> to memref<?xf32>
+  scf.execute_region {
+    %e = tensor.empty() : tensor<16xf32>
+    %new = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%w : tensor<16xf32>) outs(%e : tensor<16xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %d = arith.addf %a, %a : f32
+      linalg.yield %d : f32
+    } -> tensor<16xf32>
+    bufferization.materialize_in_destination %new in writable %view : (tensor<16xf32>, memref<16xf32>) -> ()
+    scf.yield
+  }
+  call @read_weight(%cast) : (memref<?xf32>) -> ()
+  return
+}

@@ -238,7 +238,14 @@ struct StoreResultsInPlacePass
       // not see, so the producer must come after them all.
       Operation *last = lastReader(producer, reader ? reader.getResult() : Value(),
                                    *calls, order);
-      if (!calls->empty() && !canFollow(producer, last, order))
+      // A call outside the producer's block (it in a region, the call
+      // after it) could not be ordered here: left to bufferization's copy.
+      Block *block = producer->getBlock();
+      if (!calls->empty() &&
+          (!canFollow(producer, last, order) ||
+           llvm::any_of(*calls, [&](Operation *call) {
+             return !block->findAncestorOpInBlock(*call);
+           })))
         continue;
       if (reader) {
         // It must dominate the producer: it is read before, or it is not
