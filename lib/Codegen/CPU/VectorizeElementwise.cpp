@@ -241,6 +241,7 @@ linalg::GenericOp collapseTrailingLoops(RewriterBase &rewriter, linalg::GenericO
       rewriter, op.getLoc(), TypeRange{}, ArrayRef(operands).take_front(inputs),
       ArrayRef(operands).drop_front(inputs), maps, iterators);
   collapsed.getRegion().takeBody(op.getRegion());
+  collapsed->setDiscardableAttrs(op->getDiscardableAttrDictionary());
   rewriter.eraseOp(op);
   return collapsed;
 }

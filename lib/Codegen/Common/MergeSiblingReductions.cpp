@@ -105,8 +105,7 @@ SmallVector<Value> valuesRead(Operation *op) {
 /// fill of one (a reduction's initial accumulator), so moving it earlier
 /// changes nothing but where its buffer's life starts.
 bool isInitMaker(Operation *op) {
-  return isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(op) &&
-         op->getNumRegions() <= 1 && isPure(op);
+  return isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(op) && isPure(op);
 }
 
 /// Whether the merge of `first` and the later `second` (same block) may

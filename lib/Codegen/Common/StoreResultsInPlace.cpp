@@ -278,7 +278,9 @@ struct StoreResultsInPlacePass
         order.placed(reader);
       }
       init->set(reader.getResult());
-      sinkPast(producer, lastReader(producer, reader.getResult(), *calls, order), order);
+      // `last` stands: the destination's new to_tensor is read by the
+      // producer alone.
+      sinkPast(producer, last, order);
     }
   }
 };
