@@ -111,6 +111,15 @@ LogicalResult OFlowDialect::verifyOperationAttribute(Operation *op,
                              << "' is a unit attribute of the module";
     return success();
   }
+  // Under --micro-batches: gradients sharded over the mesh are accumulated
+  // as shards, each micro-batch's reduce-scattered as it is made
+  // (oflow-unroll-micro-batches).
+  if (name == "oflow.scatter_each_micro_batch") {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<ModuleOp>(op))
+      return op->emitError() << "'" << name
+                             << "' is a unit attribute of the module";
+    return success();
+  }
   if (name == kNameAttrName) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' must be a string";

@@ -383,6 +383,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   std::string planRecompute = options.recompute; // --recompute, or the plan's
   int64_t microBatches = options.microBatches;   // --micro-batches, or the plan's
   std::string planReshard = options.reshardAfterForward; // or the plan's
+  std::string planMicroGradients = options.microBatchGradients; // or the plan's
   if (!options.planFile.empty()) {
     if (!options.sbpHints.empty()) {
       emitError(cliLoc) << "--plan and --sbp cannot be combined (the plan gives every "
@@ -411,6 +412,8 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
       microBatches = plan->microBatches;
     if (plan->reshardAfterForward && planReshard == "auto")
       planReshard = *plan->reshardAfterForward ? "yes" : "no";
+    if (!plan->microBatchGradients.empty() && planMicroGradients == "auto")
+      planMicroGradients = plan->microBatchGradients;
   }
   // Gradient accumulation: one more mesh axis, which the hints (the user's,
   // the plan's) leave out.
@@ -528,6 +531,15 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     if (tries[t].microBatches > 1 &&
         failed(addMicroBatchAxis(*module, options, tries[t].microBatches, cliLoc)))
       return 1;
+    // Sharded gradients accumulated as shards (FSDP's default) unless asked
+    // to sum them whole first (its no_sync).
+    bool shardsGradients = planOptions.shardState == "optimizer" ||
+                           planOptions.shardState == "all" || planOptions.shardState == "node";
+    if (tryMicro > 1 && (planMicroGradients == "sharded" ||
+                         (planMicroGradients == "auto" && shardsGradients)))
+      (*module)->setAttr(sbp::kScatterEachMicroBatchAttr, UnitAttr::get(&context));
+    else
+      (*module)->removeAttr(sbp::kScatterEachMicroBatchAttr);
     ++tried;
     std::optional<EntryEstimate> estimate;
     if (sbpStages || tryMicro > 1) {

@@ -107,6 +107,12 @@ llvm::Expected<PlanFile> readPlanFile(llvm::StringRef path,
       return fail("\"micro_batches\" must be a positive count");
     plan.microBatches = *k;
   }
+  if (const llvm::json::Value *gradients = root->get("micro_batch_gradients")) {
+    std::optional<llvm::StringRef> text = gradients->getAsString();
+    if (!text || (*text != "sharded" && *text != "whole"))
+      return fail("\"micro_batch_gradients\" must be \"sharded\" or \"whole\"");
+    plan.microBatchGradients = text->str();
+  }
   if (const llvm::json::Value *reshard = root->get("reshard_after_forward")) {
     std::optional<bool> yes = reshard->getAsBoolean();
     if (!yes)

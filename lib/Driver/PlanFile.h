@@ -28,8 +28,9 @@ namespace oflow {
 /// then left out: they are reports, not inputs). `recompute` is an input:
 /// what --recompute would say (none when left out); so is `micro_batches`
 /// (--micro-batches; 1 when left out), whose mesh axis the layouts leave out;
-/// and `reshard_after_forward` (--reshard-after-forward yes|no; the
-/// compile's default when left out).
+/// `reshard_after_forward` (--reshard-after-forward yes|no; the compile's
+/// default when left out) and `micro_batch_gradients` (sharded or whole, as
+/// --micro-batch-gradients).
 std::string planJson(llvm::json::Object layouts, llvm::StringRef shardState,
                      llvm::StringRef recompute, bool reshardAfterForward,
                      const MemoryUse &use, const MemoryLimit &limit);
@@ -40,6 +41,8 @@ struct PlanFile {
   std::string recompute = "none";
   int64_t microBatches = 1;
   std::optional<bool> reshardAfterForward;
+  /// "micro_batch_gradients": sharded or whole (--micro-batch-gradients).
+  std::string microBatchGradients;
 };
 
 /// The --sbp hints that compile `path`'s plan exactly (one per variable and

@@ -46,6 +46,55 @@ static std::string shapeText(ArrayRef<int64_t> shape) {
   return s.empty() ? "scalar" : s;
 }
 
+namespace {
+
+/// Under --micro-batches, how many times a collective on another mesh axis
+/// runs per step once oflow-unroll-micro-batches has made the step K lanes:
+/// K for what runs in each lane (an operand split on the micro axis; a
+/// gradient scattered as each lane makes it; a weight's all-gather chain
+/// read by the lanes, which each gather their own copy), else once (the
+/// gradients summed over the lanes, the update).
+class MicroBatchRepeats {
+public:
+  MicroBatchRepeats(func::FuncOp fn, of::MeshAttr mesh) {
+    microAxis = sbp::microBatchAxis(mesh);
+    if (!microAxis)
+      return;
+    count = mesh.getShape()[*microAxis];
+    auto inLane = [&](Operation *op) {
+      return llvm::any_of(op->getOperands(), [&](Value v) { return splitOnMicro(v); });
+    };
+    fn.walk([&](Operation *op) {
+      if (op->getNumResults() != 1 || inLane(op) ||
+          llvm::none_of(op->getUsers(), inLane))
+        return;
+      for (Operation *link : of::getWeightGatherChain(op))
+        gatheredPerLane.insert(link);
+    });
+  }
+
+  int64_t times(Operation *collective, Value input) const {
+    if (!microAxis || of::getBoxingMeshAxis(collective) == microAxis)
+      return 1;
+    bool perLane = splitOnMicro(input) || gatheredPerLane.contains(collective) ||
+                   sbp::scattersEachMicroBatch(collective, *microAxis);
+    return perLane ? count : 1;
+  }
+
+private:
+  bool splitOnMicro(Value v) const {
+    of::NdSbpAttr layout = sbp::getValueSbp(v);
+    return layout && static_cast<int64_t>(layout.getEntries().size()) > *microAxis &&
+           layout.getEntries()[*microAxis].isSplit();
+  }
+
+  std::optional<int64_t> microAxis;
+  int64_t count = 1;
+  DenseSet<Operation *> gatheredPerLane;
+};
+
+} // namespace
+
 std::string describeSbpPlan(ModuleOp module, StringRef device) {
   auto meshAttr =
       module->getAttrOfType<of::MeshAttr>(of::OFlowDialect::kMeshAttrName);
@@ -105,6 +154,7 @@ std::string describeSbpPlan(ModuleOp module, StringRef device) {
     // How many op results each layout got, and the collectives.
     std::map<std::string, int> layoutCounts;
     int64_t total = 0, collectives = 0, ids = 0;
+    MicroBatchRepeats repeats(fn, meshAttr);
     fn.walk([&](Operation *op) {
       if (auto list = op->getAttrOfType<ArrayAttr>(of::OFlowDialect::kSbpAttrName))
         for (Attribute a : list)
@@ -113,8 +163,8 @@ std::string describeSbpPlan(ModuleOp module, StringRef device) {
       if (!meshAxis)
         return;
       bool inMemory = meshAxis == microAxis;
-      collectives += inMemory ? 0 : 1;
       ++ids;
+      int64_t mostTimes = 0;
       for (auto [in, out] : llvm::zip(op->getOperands(), op->getResults())) {
         auto type = cast<RankedTensorType>(in.getType());
         sbp::NdSbp from = sbp::toPlanner(sbp::getValueSbp(in));
@@ -123,15 +173,19 @@ std::string describeSbpPlan(ModuleOp module, StringRef device) {
             mesh, type.getShape(), elementBytes(type.getElementType()), from, to,
             *meshAxis);
         int64_t bytes = step ? step->bytesPerDevice : -1;
+        int64_t times = repeats.times(op, in);
+        mostTimes = std::max(mostTimes, times);
         if (!inMemory)
-          total += std::max<int64_t>(bytes, 0);
+          total += std::max<int64_t>(bytes, 0) * times;
         os << "collective entry=" << entry.getValue() << " id=" << ids
            << " kind=" << (step ? sbp::str(step->kind) : StringRef("?"))
            << " mesh_axis=" << *meshAxis << " tensor="
            << shapeText(type.getShape()) << " from=" << compact(sbp::str(from))
            << " to=" << compact(sbp::str(to)) << " bytes_per_device=" << bytes
+           << (times > 1 ? " per_micro_batch=yes" : "")
            << (inMemory ? " in_memory=yes" : "") << "\n";
       }
+      collectives += inMemory ? 0 : mostTimes;
     });
     // --planner ilp: the integer program's seconds for its plan and the
     // greedy one's.
@@ -191,8 +245,11 @@ llvm::json::Object describeSbpPlanJson(ModuleOp module) {
   llvm::json::Object plan{{"mesh", std::move(mesh)},
                           {"variables", std::move(variables)},
                           {"inputs", std::move(inputs)}};
-  if (microAxis)
+  if (microAxis) {
     plan["micro_batches"] = meshAttr.getShape()[*microAxis];
+    plan["micro_batch_gradients"] =
+        module->hasAttr(sbp::kScatterEachMicroBatchAttr) ? "sharded" : "whole";
+  }
   return plan;
 }
 
@@ -221,6 +278,7 @@ std::vector<EntryEstimate> estimateEntries(ModuleOp module, const DeviceProfile 
       continue;
     EntryEstimate est;
     est.entry = entry.getValue().str();
+    MicroBatchRepeats repeats(fn, meshAttr);
     fn.walk([&](Operation *op) {
       if (std::optional<int64_t> meshAxis = of::getBoxingMeshAxis(op)) {
         if (meshAxis == microAxis)
@@ -232,10 +290,11 @@ std::vector<EntryEstimate> estimateEntries(ModuleOp module, const DeviceProfile 
               sbp::toPlanner(sbp::getValueSbp(in)), sbp::toPlanner(sbp::getValueSbp(out)),
               *meshAxis);
           if (step && step->bytesPerDevice > 0) {
+            int64_t times = repeats.times(op, in);
             EntryEstimate::Axis &axis = est.axes[*meshAxis];
-            axis.bytes += step->bytesPerDevice;
-            axis.seconds += step->seconds;
-            ++axis.collectives;
+            axis.bytes += step->bytesPerDevice * times;
+            axis.seconds += step->seconds * times;
+            axis.collectives += times;
           }
         }
         return;

@@ -1,6 +1,7 @@
 //===- SbpConversions.cpp - IR attributes <-> the planner's value types ---===//
 #include "oflow/Sbp/SbpConversions.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
@@ -72,6 +73,21 @@ std::optional<int64_t> microBatchAxis(of::MeshAttr mesh) {
   if (!mesh || mesh.getLinks().empty() || mesh.getLinks().back().getValue() != kSequentialLink)
     return std::nullopt;
   return mesh.getNumAxes() - 1;
+}
+
+bool scattersEachMicroBatch(Operation *op, int64_t microAxis) {
+  auto scatter = dyn_cast<of::ReduceScatterOp>(op);
+  if (!scatter || scatter.getMeshAxis() == microAxis || !scatter.getInput().hasOneUse())
+    return false;
+  auto module = scatter->getParentOfType<ModuleOp>();
+  if (!module || !module->hasAttr(kScatterEachMicroBatchAttr))
+    return false;
+  auto partialOnMicro = [&](Value v) {
+    of::NdSbpAttr layout = getValueSbp(v);
+    return layout && static_cast<int64_t>(layout.getEntries().size()) > microAxis &&
+           layout.getEntries()[microAxis].isPartial();
+  };
+  return partialOnMicro(scatter.getInput()) && partialOnMicro(scatter.getOutput());
 }
 
 of::NdSbpAttr dropMeshAxis(of::NdSbpAttr layout, int64_t axis) {

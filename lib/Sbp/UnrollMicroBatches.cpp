@@ -12,7 +12,9 @@
 //  - S on the micro axis: K lanes, one per micro-batch (activations);
 //  - P on the micro axis: summed (or maxed) as the lanes produce it, so one
 //    accumulator lives, not K partial values (gradient accumulation). Ops
-//    that take a P value are linear in it, so they run once on the sum.
+//    that take a P value are linear in it, so they run once on the sum. A
+//    gradient reduce-scattered over another axis (ZeRO-2/3) is scattered
+//    once per lane and its shards summed: the accumulator is a shard.
 //
 // Boxing on the micro axis becomes local ops: all-reduce is the accumulator
 // itself, all-gather a concat of the lanes, local-slice and reduce-scatter
@@ -135,6 +137,9 @@ private:
 
   func::FuncOp fn;
   DenseSet<Value> feedsLanes;
+  /// Reduce-scatters made once per lane where their input was (see
+  /// sbp::scattersEachMicroBatch).
+  DenseSet<Operation *> scatteredEarly;
   int64_t axis, count;
   DenseMap<Value, Unrolled> values;
   std::vector<SmallVector<Operation *>> laneOps;
@@ -384,6 +389,19 @@ LogicalResult Unroller::unrollGeneric(Operation *op) {
     for (auto [old, now] : llvm::zip(op->getResults(), copy->getResults())) {
       of::SbpAttr micro = microEntry(old);
       if (micro && micro.isPartial()) {
+        // A sharded gradient: this lane's partial is scattered now and its
+        // shard summed, so the accumulator is a shard, not the whole.
+        Operation *user = old.hasOneUse() ? *old.getUsers().begin() : nullptr;
+        if (user && sbp::scattersEachMicroBatch(user, axis)) {
+          auto scatter = cast<of::ReduceScatterOp>(user);
+          IRMapping laneMap;
+          laneMap.map(old, now);
+          Operation *piece = record(b.clone(*scatter, laneMap), k);
+          stripAnnotation(piece);
+          accumulate(b, scatter.getOutput(), piece->getResult(0), k, scatter.getMax());
+          scatteredEarly.insert(scatter);
+          continue;
+        }
         accumulate(b, old, now, k, micro.getKind() == of::SbpKind::PartialMax);
         continue;
       }
@@ -476,6 +494,8 @@ LogicalResult Unroller::unrollBucket(of::AllReduceOp op) {
 }
 
 LogicalResult Unroller::unrollOp(Operation *op) {
+  if (scatteredEarly.contains(op))
+    return success(); // once per lane, with the lane's partial value
   if (auto ret = dyn_cast<func::ReturnOp>(op))
     return unrollReturn(ret);
   if (auto offset = dyn_cast<of::ShardOffsetOp>(op);
@@ -655,6 +675,7 @@ struct UnrollMicroBatches
       if (failed(Unroller(fn, *axis, count).run()))
         return signalPassFailure();
     }
+    module->removeAttr(sbp::kScatterEachMicroBatchAttr); // done: no micro axis left
     // The mesh left: the other axes.
     SmallVector<int64_t> shape(mesh.getShape());
     SmallVector<StringAttr> names(mesh.getAxisNames()), links(mesh.getLinks());

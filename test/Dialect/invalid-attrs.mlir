@@ -293,3 +293,11 @@ func.func @op_name_not_string(%x: tensor<4xf32>) {
   %0 = oflow.neg %x {oflow.name = ["a"]} : tensor<4xf32>
   return
 }
+
+// -----
+
+// --micro-batches' request for sharded gradient accumulators is the module's.
+// expected-error @below {{'oflow.scatter_each_micro_batch' is a unit attribute of the module}}
+func.func @scatter_request_on_a_function() attributes {oflow.scatter_each_micro_batch} {
+  return
+}

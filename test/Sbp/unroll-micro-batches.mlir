@@ -116,3 +116,63 @@ module attributes {oflow.mesh = #oflow.mesh<2, links = [sequential]>, oflow.part
     return %s : tensor<2x4xf32>
   }
 }
+
+// -----
+
+// ZeRO-3 under gradient accumulation (the module asks for sharded
+// accumulators): each lane gathers its own copy of the split weight, and
+// its partial gradient is reduce-scattered as soon as it is made; the
+// shards are summed, so no accumulator of the whole gradient lives. The
+// request leaves with the micro axis.
+// CHECK: module attributes {oflow.mesh = #oflow.mesh<2>, oflow.partitioned} {
+// CHECK-LABEL: func.func @zero3
+// CHECK: %[[WS:.*]] = oflow.read_variable @w
+// CHECK: %[[W0:.*]] = oflow.all_gather %[[WS]]
+// CHECK: %[[G0:.*]] = oflow.matmul {{.*}} transpose_a
+// CHECK: %[[S0:.*]] = oflow.reduce_scatter %[[G0]] {axis = 0 : i64, mesh_axis = 0 : i64, oflow.sbp = [#oflow.nd_sbp<[S(0)]>]} : (tensor<4x3xf32>) -> tensor<2x3xf32>
+// CHECK: %[[W1:.*]] = oflow.all_gather %[[WS]]
+// CHECK: %[[G1:.*]] = oflow.matmul {{.*}} transpose_a
+// CHECK: %[[S1:.*]] = oflow.reduce_scatter %[[G1]] {axis = 0 : i64, mesh_axis = 0 : i64
+// CHECK: %[[B:.*]] = bufferization.alloc_tensor() copy(%[[S0]]) {oflow_accumulate_barrier} : tensor<2x3xf32>
+// CHECK: %[[SUM:.*]] = oflow.add %[[B]], %[[S1]] {oflow.sbp = [#oflow.nd_sbp<[S(0)]>]} : (tensor<2x3xf32>, tensor<2x3xf32>)
+// CHECK-NOT: reduce_scatter
+// CHECK: oflow.sub %[[WS]], %[[SUM]]
+module attributes {oflow.mesh = #oflow.mesh<2x2, links = [local, sequential]>, oflow.partitioned, oflow.scatter_each_micro_batch} {
+  oflow.variable @w param : tensor<2x3xf32> {sbp = #oflow.nd_sbp<[S(0), B]>}
+  func.func @zero3(%x: tensor<2x4xf32> {oflow.name = "x", oflow.sbp = #oflow.nd_sbp<[S(0), S(0)]>}) {
+    %ws = oflow.read_variable @w {oflow.sbp = [#oflow.nd_sbp<[S(0), B]>]} : tensor<2x3xf32>
+    %w = oflow.all_gather %ws {axis = 0 : i64, mesh_axis = 0 : i64, oflow.sbp = [#oflow.nd_sbp<[B, B]>]} : (tensor<2x3xf32>) -> tensor<4x3xf32>
+    %y = oflow.matmul %x, %w {oflow.sbp = [#oflow.nd_sbp<[S(0), S(0)]>]} : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+    %g = oflow.matmul %x, %y {transpose_a, oflow.sbp = [#oflow.nd_sbp<[P(sum), P(sum)]>]} : (tensor<2x4xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+    %gs = oflow.reduce_scatter %g {axis = 0 : i64, mesh_axis = 0 : i64, oflow.sbp = [#oflow.nd_sbp<[S(0), P(sum)]>]} : (tensor<4x3xf32>) -> tensor<2x3xf32>
+    %gm = oflow.all_reduce %gs {mesh_axis = 1 : i64, oflow.sbp = [#oflow.nd_sbp<[S(0), B]>]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %new = oflow.sub %ws, %gm {oflow.sbp = [#oflow.nd_sbp<[S(0), B]>]} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    oflow.write_variable @w, %new : tensor<2x3xf32>
+    return
+  }
+}
+
+// -----
+
+// The same program without the request (FSDP's no_sync): the lanes' whole
+// partial gradients are summed first and reduce-scattered once.
+// CHECK-LABEL: func.func @no_sync
+// CHECK-NOT: reduce_scatter
+// CHECK: %[[B:.*]] = bufferization.alloc_tensor() copy({{.*}}) {oflow_accumulate_barrier} : tensor<4x3xf32>
+// CHECK: %[[SUM:.*]] = oflow.add %[[B]], {{.*}} : (tensor<4x3xf32>, tensor<4x3xf32>)
+// CHECK: oflow.reduce_scatter %[[SUM]]
+// CHECK-NOT: reduce_scatter
+module attributes {oflow.mesh = #oflow.mesh<2x2, links = [local, sequential]>, oflow.partitioned} {
+  oflow.variable @w param : tensor<2x3xf32> {sbp = #oflow.nd_sbp<[S(0), B]>}
+  func.func @no_sync(%x: tensor<2x4xf32> {oflow.name = "x", oflow.sbp = #oflow.nd_sbp<[S(0), S(0)]>}) {
+    %ws = oflow.read_variable @w {oflow.sbp = [#oflow.nd_sbp<[S(0), B]>]} : tensor<2x3xf32>
+    %w = oflow.all_gather %ws {axis = 0 : i64, mesh_axis = 0 : i64, oflow.sbp = [#oflow.nd_sbp<[B, B]>]} : (tensor<2x3xf32>) -> tensor<4x3xf32>
+    %y = oflow.matmul %x, %w {oflow.sbp = [#oflow.nd_sbp<[S(0), S(0)]>]} : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+    %g = oflow.matmul %x, %y {transpose_a, oflow.sbp = [#oflow.nd_sbp<[P(sum), P(sum)]>]} : (tensor<2x4xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+    %gs = oflow.reduce_scatter %g {axis = 0 : i64, mesh_axis = 0 : i64, oflow.sbp = [#oflow.nd_sbp<[S(0), P(sum)]>]} : (tensor<4x3xf32>) -> tensor<2x3xf32>
+    %gm = oflow.all_reduce %gs {mesh_axis = 1 : i64, oflow.sbp = [#oflow.nd_sbp<[S(0), B]>]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %new = oflow.sub %ws, %gm {oflow.sbp = [#oflow.nd_sbp<[S(0), B]>]} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    oflow.write_variable @w, %new : tensor<2x3xf32>
+    return
+  }
+}

@@ -762,7 +762,9 @@ def group_micro(h, model):
     relative, and the first step's gradients (--dump-grads) the same mesh's
     K = 1 gradients within 1e-6; no more values enter collectives per step
     than with K = 1 (gradients are summed over the micro-batches first,
-    then all-reduced once); the GPT's arena on one device shrinks as K
+    then all-reduced once); under ZeRO-2/3 the gradients reduce-scattered
+    per micro-batch (sharded accumulators) give those numbers too, in a
+    smaller arena than whole accumulators; the GPT's arena on one device shrinks as K
     grows, and selective recomputation with K = 2 lowers it further with
     the same losses bit for bit."""
     import numpy as np
@@ -806,6 +808,36 @@ def group_micro(h, model):
                 check(elements is not None and ref_elements and 0 < elements <= ref_elements,
                       f"{what}: {elements} values enter collectives per step, no more "
                       f"than with K = 1 ({ref_elements})")
+        # ZeRO-3 (and ZeRO-2 with AdamW) under accumulation: each
+        # micro-batch's gradients are reduce-scattered as they are made and
+        # summed as shards (--micro-batch-gradients sharded, the default
+        # there): the same losses and gradients as K = 1, and a smaller
+        # arena than summing them whole first (whole), whose accumulators
+        # are every gradient's full size.
+        if model == "gpt" and opt == "adamw":
+            for state in ["all", "optimizer"]:
+                zero = extra + ["--shard-state", state]
+                exe = h.compile(model, "2", extra=zero)
+                ref_grads = grads(exe, "2") if exe else None
+                arenas = {}
+                for how in ["sharded", "whole"]:
+                    what = (f"{model} ({opt}) on 2, --shard-state {state}, --micro-batches 2 "
+                            f"--micro-batch-gradients {how}")
+                    exe = h.compile(model, "2", extra=zero + ["--micro-batches", "2",
+                                                             "--micro-batch-gradients", how])
+                    arenas[how] = peak()
+                    if not exe:
+                        continue
+                    h.same_losses(model, "2", h.train(exe, model, "2"), what, extra)
+                    got = grads(exe, "2")
+                    worst = max((float(np.abs(got[n] - g).max()) for n, g in ref_grads.items()),
+                                default=None) if got and ref_grads and got.keys() == ref_grads.keys() else None
+                    check(worst is not None and worst <= 1e-6,
+                          f"{what}: first-step gradients within 1e-6 of K = 1's (worst {worst})")
+                check(None not in arenas.values() and arenas["sharded"] < arenas["whole"],
+                      f"{model} ({opt}) on 2, --shard-state {state}, --micro-batches 2: sharded "
+                      f"accumulators plan {arenas['sharded']} KiB, below whole ones' "
+                      f"{arenas['whole']} KiB")
         # The emulated CUDA target: the same losses with K = 2 as with K = 1,
         # and the GPU's plan (lifetimes in program steps with micro-batches,
         # not dependence levels, in which the lanes would all be live

@@ -161,6 +161,15 @@ int run(int argc, char **argv) {
                  "forward/backward boundary), auto (default: yes, unless the "
                  "memory search finds that keeping them fits and is faster)")
       ->check(CLI::IsMember({"auto", "yes", "no"}));
+  app.add_option("--micro-batch-gradients", options.microBatchGradients,
+                 "with --micro-batches, gradients the plan reduce-scatters "
+                 "(ZeRO-2/3): sharded (each micro-batch's reduce-scattered as "
+                 "it is made and accumulated as a shard, as FSDP and DeepSpeed: "
+                 "K reduce-scatters a step, no whole accumulator), whole "
+                 "(accumulated whole and reduce-scattered once a step, as "
+                 "FSDP's no_sync), auto (default: sharded when --shard-state "
+                 "shards them)")
+      ->check(CLI::IsMember({"auto", "sharded", "whole"}));
   app.add_option("--planner", options.planner,
                  "how layouts are chosen on a mesh: greedy (default: op by op "
                  "in program order) or ilp (the whole program as an integer "

@@ -127,6 +127,12 @@ struct CompileOptions {
   /// whole across it (one all-gather less per weight); auto, yes unless the
   /// memory search finds that keeping them fits and is faster.
   std::string reshardAfterForward = "auto";
+  /// Under --micro-batches, gradients the plan reduce-scatters
+  /// (--micro-batch-gradients): sharded (each micro-batch's scattered as it
+  /// is made, the shards accumulated: FSDP, DeepSpeed ZeRO-2), whole
+  /// (accumulated whole, scattered once a step: FSDP's no_sync), auto
+  /// (sharded when --shard-state shards them: optimizer, all, node).
+  std::string microBatchGradients = "auto";
   /// How layouts are chosen (--planner): greedy (in program order, the
   /// default) or ilp (the whole function as an integer program, solved by
   /// CBC from the greedy plan; issue #15 item 5).

@@ -31,6 +31,23 @@ inline constexpr llvm::StringLiteral kSequentialLink = "sequential";
 /// link is `sequential`); std::nullopt when it has none.
 std::optional<int64_t> microBatchAxis(mlir::oflow::MeshAttr mesh);
 
+/// The module's unit attribute that asks gradients sharded over the mesh to
+/// be accumulated as shards under --micro-batches (the driver sets it from
+/// --micro-batch-gradients).
+inline constexpr llvm::StringLiteral kScatterEachMicroBatchAttr =
+    "oflow.scatter_each_micro_batch";
+
+/// Whether `op`, a reduce-scatter on another mesh axis than --micro-batches'
+/// axis `microAxis`, scatters each micro-batch's partial value as it is made
+/// (oflow-unroll-micro-batches runs it once per micro-batch and sums the
+/// shards) instead of the sum over the micro-batches once: the module asks
+/// for it (kScatterEachMicroBatchAttr), the input is partial on the micro
+/// axis and read by the reduce-scatter alone, and its result stays partial
+/// there. FSDP and DeepSpeed's ZeRO-2 do this under gradient accumulation:
+/// no accumulator of a sharded gradient is whole, for K times its
+/// reduce-scatter.
+bool scattersEachMicroBatch(mlir::Operation *op, int64_t microAxis);
+
 /// `layout` without its entry on mesh axis `axis`.
 mlir::oflow::NdSbpAttr dropMeshAxis(mlir::oflow::NdSbpAttr layout, int64_t axis);
 
