@@ -107,4 +107,24 @@ func.func @f64(%x: tensor<1x2x5x5xf64>, %w: tensor<3x2x3x3xf64>) -> tensor<1x3x3
   return %0 : tensor<1x3x3x3xf64>
 }
 
+// -----
+
+// A dilated depthwise convolution keeps oflow's loops on the CPU in all
+// three directions: oneDNN 2.6 runs its backward passes through a GEMM per
+// channel, slower than the loops. cuDNN takes it (undilated ones go to
+// oneDNN: @forward_and_gradients).
+// CHECK-LABEL: func.func @dilated_depthwise
+// CHECK-NOT: call
+// CHECK: linalg.generic
+// CHECK-NOT: call
+// CHECK: return
+// CUDNN-LABEL: func.func @dilated_depthwise
+// CUDNN-COUNT-3: call @__oflow_rt_conv2d_
+func.func @dilated_depthwise(%x: tensor<1x4x6x6xf32>, %w: tensor<4x1x3x3xf32>, %dy: tensor<1x4x6x6xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) {
+  %y = oflow.conv2d %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 2, 2, 2, 2>, dilations = array<i64: 2, 2>, groups = 4 : i64} : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %dx = oflow.conv2d_backward_input %dy, %w {input_shape = array<i64: 1, 4, 6, 6>, strides = array<i64: 1, 1>, pads = array<i64: 2, 2, 2, 2>, dilations = array<i64: 2, 2>, groups = 4 : i64} : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %dw = oflow.conv2d_backward_filter %dy, %x {filter_shape = array<i64: 4, 1, 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 2, 2, 2, 2>, dilations = array<i64: 2, 2>, groups = 4 : i64} : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<4x1x3x3xf32>
+  return %y, %dx, %dw : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>
+}
+
 // BAD: error: oflow-lower-to-linalg: conv-library must be empty, 'dnnl' or 'cudnn', not 'mkl'

@@ -67,14 +67,26 @@ Value callConv(OpBuilder &b, Location loc, Operation *anchor,
 } // namespace
 
 bool convLowersThroughLibrary(const ConvLibraryOptions &conv, Type elementType,
-                              const Window &window) {
+                              const Window &window, ArrayRef<int64_t> weightShape,
+                              int64_t groups) {
   if (conv.library.empty() || !elementType.isF32())
     return false;
   // cuDNN's 2-D convolution descriptor has one pad per spatial dimension.
   if (conv.library == "cudnn")
     return window.pads.size() == 4 && window.pads[0] == window.pads[2] &&
            window.pads[1] == window.pads[3];
-  return true;
+  // oneDNN 2.6 has no direct kernel for a dilated depthwise convolution's
+  // backward passes: both run through its GEMM fallback, one small GEMM per
+  // channel (`x64:gemm:jit` in ONEDNN_VERBOSE). LR-ASPP's three 5x5
+  // depthwise convolutions of dilation 2 on 4x4 maps (672-960 channels,
+  // batch 4) took 1.3-1.9 ms a pass there, 10.5 ms of a 46 ms step, for
+  // 1.5 M multiply-adds each; oflow's loops run all three directions in
+  // less (the step measured 33-52 -> 27-45 ms in five interleaved pairs on
+  // this noisy 2-vCPU machine, docs/benchmarks.md).
+  bool depthwise = weightShape.size() == 4 && weightShape[1] == 1 &&
+                   weightShape[0] == groups && groups > 1;
+  bool dilated = llvm::any_of(window.dilations, [](int64_t d) { return d > 1; });
+  return !(depthwise && dilated);
 }
 
 Value conv2dThroughLibrary(OpBuilder &b, Location loc, Operation *anchor,

@@ -174,7 +174,8 @@ struct Conv2dLowering : ConvPattern<of::Conv2dOp> {
     auto type = op.getOutput().getType();
     Type t = type.getElementType();
     ArrayRef<int64_t> weightShape = shapeOf(adaptor.getWeight());
-    if (convLowersThroughLibrary(library, t, convWindow(op, weightShape))) {
+    if (convLowersThroughLibrary(library, t, convWindow(op, weightShape), weightShape,
+                                 op.getGroups())) {
       rewriter.replaceOp(
           op, conv2dThroughLibrary(rewriter, loc, op, library, adaptor.getInput(),
                                    adaptor.getWeight(), adaptor.getBias(),
@@ -227,7 +228,8 @@ struct Conv2dBackwardInputLowering : ConvPattern<of::Conv2dBackwardInputOp> {
     ArrayRef<int64_t> kernel = shapeOf(w).drop_front(2);
     int64_t groups = op.getGroups();
     int64_t m = shapeOf(w)[0], cg = shapeOf(w)[1];
-    if (convLowersThroughLibrary(library, t, convWindow(op, shapeOf(w)))) {
+    if (convLowersThroughLibrary(library, t, convWindow(op, shapeOf(w)), shapeOf(w),
+                                 groups)) {
       rewriter.replaceOp(op, conv2dBackwardInputThroughLibrary(
                                  rewriter, loc, op, library, dy, w, in,
                                  convWindow(op, shapeOf(w)), groups));
@@ -299,7 +301,7 @@ struct Conv2dBackwardFilterLowering
     Type t = type.getElementType();
     int64_t groups = op.getGroups();
     ArrayRef<int64_t> f = type.getShape();
-    if (convLowersThroughLibrary(library, t, convWindow(op, f))) {
+    if (convLowersThroughLibrary(library, t, convWindow(op, f), f, groups)) {
       rewriter.replaceOp(op, conv2dBackwardFilterThroughLibrary(
                                  rewriter, loc, op, library,
                                  adaptor.getGradOutput(),

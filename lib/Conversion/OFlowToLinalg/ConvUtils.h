@@ -61,11 +61,14 @@ Value conv2dBackwardFilterThroughGemm(OpBuilder &b, Location loc, Value dy,
 // Defined in ConvLibrary.cpp (`conv-library=dnnl|cudnn`: the runtime's
 // oneDNN or cuDNN calls).
 
-/// Whether a convolution of `elementType` over `window` is a call of the
-/// library `conv` names: f32 only (the runtimes' primitives are f32; other
-/// types keep the loops), and for cuDNN symmetric pads only.
+/// Whether a convolution of `elementType` over `window` with weights of
+/// `weightShape` in `groups` groups is a call of the library `conv` names:
+/// f32 only (the runtimes' primitives are f32; other types keep the loops),
+/// for cuDNN symmetric pads only, and for oneDNN not a dilated depthwise
+/// convolution (see ConvLibrary.cpp).
 bool convLowersThroughLibrary(const ConvLibraryOptions &conv, Type elementType,
-                              const Window &window);
+                              const Window &window, ArrayRef<int64_t> weightShape,
+                              int64_t groups);
 
 /// y = conv(x, w) + bias (bias may be null) as one library call. `anchor`:
 /// an op of the module that gets the call's declaration.
