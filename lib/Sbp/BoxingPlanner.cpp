@@ -127,9 +127,13 @@ std::optional<StepCost> priceStep(const Mesh &mesh, int64_t totalBytes,
   }
   // On a sequential axis, slicing a value into the micro-batches means it
   // was computed for all of them at once: every micro-batch's activations
-  // up to there are alive together, as after a join. Priced like a join.
+  // up to there are alive together, as after a join. Priced like a join;
+  // so is S -> P(sum), whose sum over the turns is their concatenation: a
+  // join in two steps (free, it let the planner gather a GPT's tokens over
+  // the micro-batches, and every activation after them was whole there).
   if (!sends) {
-    if (c.kind == BoxingKind::LocalSlice && mesh.link(axis).sequential)
+    if ((c.kind == BoxingKind::LocalSlice || c.kind == BoxingKind::SplitToPartial) &&
+        mesh.link(axis).sequential)
       c.seconds = kJoinTurnsSeconds;
     return c;
   }
@@ -169,12 +173,14 @@ std::optional<StepCost> priceStep(const Mesh &mesh, int64_t totalBytes,
     Link link = mesh.link(axis);
     c.seconds = turns * link.alphaSeconds + double(c.bytes) / link.bytesPerSecond;
     // Joining the micro-batches of a sequential axis (all-gather,
-    // all-to-all) waits for every one of them, so all their activations up
-    // to there are alive together: what gradient accumulation is for
-    // undone. Priced at a second, the planner takes it only when nothing
-    // else works (a sum over them, P -> B, is the accumulation itself).
+    // all-to-all; a reduce-scatter, which slices the sum over all of them)
+    // waits for every one of them, so all their activations up to there
+    // are alive together: what gradient accumulation is for undone. Priced
+    // at a second, the planner takes it only when nothing else works (a sum
+    // over them, P -> B, is the accumulation itself).
     if (link.sequential &&
-        (c.kind == BoxingKind::AllGather || c.kind == BoxingKind::AllToAll))
+        (c.kind == BoxingKind::AllGather || c.kind == BoxingKind::AllToAll ||
+         c.kind == BoxingKind::ReduceScatter))
       c.seconds += kJoinTurnsSeconds;
   }
   return c;

@@ -77,17 +77,31 @@ std::optional<int64_t> microBatchAxis(of::MeshAttr mesh) {
 
 bool scattersEachMicroBatch(Operation *op, int64_t microAxis) {
   auto scatter = dyn_cast<of::ReduceScatterOp>(op);
-  if (!scatter || scatter.getMeshAxis() == microAxis || !scatter.getInput().hasOneUse())
+  if (!scatter || static_cast<int64_t>(scatter.getMeshAxis()) == microAxis ||
+      !scatter.getInput().hasOneUse())
     return false;
   auto module = scatter->getParentOfType<ModuleOp>();
   if (!module || !module->hasAttr(kScatterEachMicroBatchAttr))
     return false;
-  auto partialOnMicro = [&](Value v) {
+  auto entryOnMicro = [&](Value v) -> of::SbpAttr {
     of::NdSbpAttr layout = getValueSbp(v);
-    return layout && static_cast<int64_t>(layout.getEntries().size()) > microAxis &&
-           layout.getEntries()[microAxis].isPartial();
+    if (!layout || static_cast<int64_t>(layout.getEntries().size()) <= microAxis)
+      return {};
+    return layout.getEntries()[microAxis];
   };
-  return partialOnMicro(scatter.getInput()) && partialOnMicro(scatter.getOutput());
+  auto partialOnMicro = [&](Value v) {
+    of::SbpAttr entry = entryOnMicro(v);
+    return entry && entry.isPartial();
+  };
+  // Made in each lane: from a micro-batch's piece. (A sum of accumulated
+  // gradients, a tied weight's two uses, is made once, from the sums.)
+  Operation *def = scatter.getInput().getDefiningOp();
+  bool perLane = def && llvm::any_of(def->getOperands(), [&](Value v) {
+                   of::SbpAttr entry = entryOnMicro(v);
+                   return entry && entry.isSplit();
+                 });
+  return perLane && partialOnMicro(scatter.getInput()) &&
+         partialOnMicro(scatter.getOutput());
 }
 
 of::NdSbpAttr dropMeshAxis(of::NdSbpAttr layout, int64_t axis) {

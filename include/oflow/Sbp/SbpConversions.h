@@ -42,8 +42,8 @@ inline constexpr llvm::StringLiteral kScatterEachMicroBatchAttr =
 /// (oflow-unroll-micro-batches runs it once per micro-batch and sums the
 /// shards) instead of the sum over the micro-batches once: the module asks
 /// for it (kScatterEachMicroBatchAttr), the input is partial on the micro
-/// axis and read by the reduce-scatter alone, and its result stays partial
-/// there. FSDP and DeepSpeed's ZeRO-2 do this under gradient accumulation:
+/// axis, made from a micro-batch's piece (an operand split on the axis) and
+/// read by the reduce-scatter alone, and its result stays partial there. FSDP and DeepSpeed's ZeRO-2 do this under gradient accumulation:
 /// no accumulator of a sharded gradient is whole, for K times its
 /// reduce-scatter.
 bool scattersEachMicroBatch(mlir::Operation *op, int64_t microAxis);
