@@ -559,7 +559,14 @@ void Planner::computePreferred(func::FuncOp fn) {
           preferred.try_emplace(op->getOperand(0), source);
         continue;
       }
-      // Through ops whose operand has the result's shape (elementwise).
+      // Through ops whose operand has the result's shape (elementwise), not
+      // contractions: a weight gradient dW = X^T dY whose dY happens to
+      // have dW's shape (a 256x64 gradient of 256 tokens by 64 features)
+      // gave dY, and every activation before it, the weight's layout, and
+      // a GPT's tokens were gathered whole to match.
+      if (isa<of::MatmulOp, of::GemmOp, of::Conv2dOp, of::Conv2dBackwardInputOp,
+              of::Conv2dBackwardFilterOp>(op))
+        continue;
       for (Value v : op->getOperands())
         if (v.getType() == op->getResult(0).getType())
           preferred.try_emplace(v, target);
