@@ -332,6 +332,24 @@ TEST(BoxingPlannerTest, SequentialAxisDividesNoCollective) {
       planOneAxisStep(m, shape, 4, nd("[B, P]"), nd("[B, B]"), 1);
   ASSERT_TRUE(sum);
   EXPECT_LT(sum->seconds, 1e-3);
+  // The same join in two steps: S -> P(sum) (each turn's piece padded with
+  // zeros) and the sum; and a reduce-scatter, the sum over every turn
+  // sliced into them. Both wait for every micro-batch: priced as joins.
+  std::optional<BoxingStep> toPartial =
+      planOneAxisStep(m, shape, 4, nd("[B, S(0)]"), nd("[B, P]"), 1);
+  ASSERT_TRUE(toPartial);
+  EXPECT_EQ(toPartial->kind, BoxingKind::SplitToPartial);
+  EXPECT_GE(toPartial->seconds, 1.0);
+  std::optional<BoxingStep> scatter =
+      planOneAxisStep(m, shape, 4, nd("[B, P]"), nd("[B, S(0)]"), 1);
+  ASSERT_TRUE(scatter);
+  EXPECT_EQ(scatter->kind, BoxingKind::ReduceScatter);
+  EXPECT_GE(scatter->seconds, 1.0);
+  // A whole plan from split to whole on the sequential axis finds no way
+  // around the price.
+  std::optional<BoxingPlan> around = planBoxing(m, shape, 4, nd("[B, S(0)]"), nd("[B, B]"));
+  ASSERT_TRUE(around);
+  EXPECT_GE(around->seconds, 1.0);
 }
 
 TEST(BoxingPlannerTest, EveryPairIsWellFormedAndDeterministic) {
