@@ -83,9 +83,8 @@ public:
 
 private:
   bool splitOnMicro(Value v) const {
-    of::NdSbpAttr layout = sbp::getValueSbp(v);
-    return layout && static_cast<int64_t>(layout.getEntries().size()) > *microAxis &&
-           layout.getEntries()[*microAxis].isSplit();
+    of::SbpAttr entry = sbp::getValueSbpOnAxis(v, *microAxis);
+    return entry && entry.isSplit();
   }
 
   std::optional<int64_t> microAxis;

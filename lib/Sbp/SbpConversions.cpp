@@ -75,6 +75,13 @@ std::optional<int64_t> microBatchAxis(of::MeshAttr mesh) {
   return mesh.getNumAxes() - 1;
 }
 
+of::SbpAttr getValueSbpOnAxis(Value value, int64_t axis) {
+  of::NdSbpAttr layout = getValueSbp(value);
+  if (!layout || axis < 0 || static_cast<int64_t>(layout.getEntries().size()) <= axis)
+    return {};
+  return layout.getEntries()[axis];
+}
+
 bool scattersEachMicroBatch(Operation *op, int64_t microAxis) {
   auto scatter = dyn_cast<of::ReduceScatterOp>(op);
   if (!scatter || static_cast<int64_t>(scatter.getMeshAxis()) == microAxis ||
@@ -83,12 +90,7 @@ bool scattersEachMicroBatch(Operation *op, int64_t microAxis) {
   auto module = scatter->getParentOfType<ModuleOp>();
   if (!module || !module->hasAttr(kScatterEachMicroBatchAttr))
     return false;
-  auto entryOnMicro = [&](Value v) -> of::SbpAttr {
-    of::NdSbpAttr layout = getValueSbp(v);
-    if (!layout || static_cast<int64_t>(layout.getEntries().size()) <= microAxis)
-      return {};
-    return layout.getEntries()[microAxis];
-  };
+  auto entryOnMicro = [&](Value v) { return getValueSbpOnAxis(v, microAxis); };
   auto partialOnMicro = [&](Value v) {
     of::SbpAttr entry = entryOnMicro(v);
     return entry && entry.isPartial();

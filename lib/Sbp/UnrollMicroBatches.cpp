@@ -71,12 +71,7 @@ public:
   LogicalResult run();
 
 private:
-  of::SbpAttr microEntry(Value v) const {
-    of::NdSbpAttr layout = sbp::getValueSbp(v);
-    if (!layout || static_cast<int64_t>(layout.getEntries().size()) <= axis)
-      return {};
-    return layout.getEntries()[axis];
-  }
+  of::SbpAttr microEntry(Value v) const { return sbp::getValueSbpOnAxis(v, axis); }
   /// The value's layout on the other axes (for the ops made here).
   of::NdSbpAttr restLayout(Value v) const {
     of::NdSbpAttr layout = sbp::getValueSbp(v);

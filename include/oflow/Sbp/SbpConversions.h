@@ -37,14 +37,19 @@ std::optional<int64_t> microBatchAxis(mlir::oflow::MeshAttr mesh);
 inline constexpr llvm::StringLiteral kScatterEachMicroBatchAttr =
     "oflow.scatter_each_micro_batch";
 
+/// The entry on mesh axis `axis` of the nd-SBP `value` was given; null when
+/// it has none or fewer axes.
+mlir::oflow::SbpAttr getValueSbpOnAxis(mlir::Value value, int64_t axis);
+
 /// Whether `op`, a reduce-scatter on another mesh axis than --micro-batches'
 /// axis `microAxis`, scatters each micro-batch's partial value as it is made
 /// (oflow-unroll-micro-batches runs it once per micro-batch and sums the
 /// shards) instead of the sum over the micro-batches once: the module asks
 /// for it (kScatterEachMicroBatchAttr), the input is partial on the micro
 /// axis, made from a micro-batch's piece (an operand split on the axis) and
-/// read by the reduce-scatter alone, and its result stays partial there. FSDP and DeepSpeed's ZeRO-2 do this under gradient accumulation:
-/// no accumulator of a sharded gradient is whole, for K times its
+/// read by the reduce-scatter alone, and its result stays partial there.
+/// FSDP and DeepSpeed's ZeRO-2 do this under gradient accumulation: no
+/// accumulator of a sharded gradient is whole, for K times its
 /// reduce-scatter.
 bool scattersEachMicroBatch(mlir::Operation *op, int64_t microAxis);
 
