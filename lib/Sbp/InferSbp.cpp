@@ -142,7 +142,24 @@ private:
   /// Where a value is headed: the layout of the variable write, return or
   /// hint at the end of its chain of same-shaped ops (an optimizer update).
   DenseMap<Value, of::NdSbpAttr> preferred;
+  /// The values among them headed for a variable write: an update's math.
+  DenseSet<Value> headedForVariable;
+  /// Gradient contributions summed before their update (a tied weight's two
+  /// uses: a GPT's token lookup and its LM head), each mapped to the other
+  /// addend: one reduction of the sum serves both.
+  DenseMap<Value, Value> summedWith;
   void computePreferred(func::FuncOp fn);
+  /// Whether `candidate` starts a split that its variable does not have.
+  bool splitsReplicatedUpdate(Operation *op, const Candidate &candidate);
+  /// The candidates both planners choose from: `candidates`, less those
+  /// that split the update of a whole variable (where any remain).
+  SmallVector<Candidate> plannedCandidates(of::SbpSignatureOpInterface op) {
+    SmallVector<Candidate> all = candidates(op);
+    SmallVector<Candidate> kept(llvm::make_filter_range(all, [&](const Candidate &c) {
+      return !splitsReplicatedUpdate(op.getOperation(), c);
+    }));
+    return kept.empty() ? all : kept;
+  }
   of::NdSbpAttr operandLayoutFor(Operation *op, of::NdSbpAttr result);
   double manufacturedSplitSeconds(Operation *op, ArrayRef<of::NdSbpAttr> results);
   llvm::StringMap<of::NdSbpAttr> variableLayouts;
@@ -342,6 +359,17 @@ double Planner::lookAheadSeconds(Operation *op, ArrayRef<of::NdSbpAttr> results)
     // to a layout once for all its consumers (and the preferred layout often
     // is that of a direct user: a return or a variable write).
     llvm::SmallDenseSet<Attribute, 4> targets;
+    // The other addend of a summed gradient already partial in this layout:
+    // the sum's reduction, which it was charged, serves this one too.
+    Value sibling = summedWith.lookup(value);
+    bool partial =
+        llvm::any_of(layout.getEntries(), [](of::SbpAttr e) { return e.isPartial(); });
+    if (sibling && partial && layoutOf(sibling) == layout)
+      continue;
+    // Not laid out yet: that reduction is expected to serve both addends,
+    // each charged half (else the first, seeing all of it, reduces early and
+    // the second must reduce its own).
+    double share = sibling && partial && !layoutOf(sibling) ? 0.5 : 1.0;
     if (of::NdSbpAttr target = preferred.lookup(value)) {
       targets.insert(target);
     } else {
@@ -355,7 +383,7 @@ double Planner::lookAheadSeconds(Operation *op, ArrayRef<of::NdSbpAttr> results)
       if (of::NdSbpAttr wanted = fixedLayoutOf(use))
         targets.insert(wanted);
     for (Attribute target : targets)
-      seconds += boxingSeconds(value, layout, cast<of::NdSbpAttr>(target));
+      seconds += share * boxingSeconds(value, layout, cast<of::NdSbpAttr>(target));
   }
   return seconds;
 }
@@ -450,7 +478,7 @@ LogicalResult Planner::chooseSignature(of::SbpSignatureOpInterface op) {
   Operation *operation = op.getOperation();
   double best = kInfinity;
   const Candidate *chosen = nullptr;
-  SmallVector<Candidate> all = candidates(op);
+  SmallVector<Candidate> all = plannedCandidates(op);
   for (const Candidate &candidate : all) {
     // A partial result must be reduced somewhere: it is charged that
     // reduction now, plus a hair, so that ties reduce early (a gradient is
@@ -460,6 +488,11 @@ LogicalResult Planner::chooseSignature(of::SbpSignatureOpInterface op) {
         computeSeconds(operation, candidate.operands, candidate.results) +
         lookAheadSeconds(operation, candidate.results) +
         partialSeconds(candidate.results);
+    // A gradient contribution summed before its update stays partial where
+    // that ties (the sum is reduced once, not each addend).
+    for (auto [value, layout] : llvm::zip(operation->getResults(), candidate.results))
+      if (summedWith.count(value))
+        cost -= 2 * partialSeconds({layout});
     for (auto [v, l] : llvm::zip(operation->getOperands(), candidate.operands))
       cost += boxingSeconds(v, layoutOf(v), l);
     cost += manufacturedSplitSeconds(operation, candidate.results);
@@ -534,12 +567,16 @@ of::NdSbpAttr Planner::operandLayoutFor(Operation *op, of::NdSbpAttr result) {
 
 void Planner::computePreferred(func::FuncOp fn) {
   preferred.clear();
+  headedForVariable.clear();
+  summedWith.clear();
   SmallVector<Operation *> ops;
   fn.walk([&](Operation *op) { ops.push_back(op); });
   for (Operation *op : llvm::reverse(ops)) {
     if (auto write = dyn_cast<of::WriteVariableOp>(op)) {
-      preferred.try_emplace(write.getValue(),
-                            variableLayouts.lookup(write.getVariable()));
+      if (preferred.try_emplace(write.getValue(),
+                                variableLayouts.lookup(write.getVariable()))
+              .second)
+        headedForVariable.insert(write.getValue());
     } else if (auto hint = dyn_cast<of::SbpHintOp>(op)) {
       preferred.try_emplace(hint.getInput(), hint.getSbp());
     } else if (isa<func::ReturnOp>(op)) {
@@ -553,10 +590,15 @@ void Planner::computePreferred(func::FuncOp fn) {
       // Through ops that only move elements (a weight gradient reshaped or
       // transposed on its way to the update): the operand layout that gives
       // the target.
+      bool toVariable = headedForVariable.contains(op->getResult(0));
+      auto prefer = [&](Value v, of::NdSbpAttr layout) {
+        if (preferred.try_emplace(v, layout).second && toVariable)
+          headedForVariable.insert(v);
+      };
       if (isa<of::ReshapeOp, of::TransposeOp, of::SqueezeOp, of::UnsqueezeOp,
               of::FlattenOp, of::CastOp>(op)) {
         if (of::NdSbpAttr source = operandLayoutFor(op, target))
-          preferred.try_emplace(op->getOperand(0), source);
+          prefer(op->getOperand(0), source);
         continue;
       }
       // Through ops whose operand has the result's shape (elementwise), not
@@ -567,11 +609,60 @@ void Planner::computePreferred(func::FuncOp fn) {
       if (isa<of::MatmulOp, of::GemmOp, of::Conv2dOp, of::Conv2dBackwardInputOp,
               of::Conv2dBackwardFilterOp>(op))
         continue;
+      if (auto add = dyn_cast<of::AddOp>(op); add && toVariable) {
+        Value a = add.getOperand(0), b = add.getOperand(1);
+        // A contribution: made by a contraction, a lookup's backward or a
+        // reduction over the batch, seen through views (not the update's
+        // own sums of scaled state and gradient).
+        auto contribution = [&](Value v) {
+          if (v.getType() != add.getType())
+            return false;
+          Operation *def = v.getDefiningOp();
+          while (def && isa<of::ReshapeOp, of::TransposeOp, of::SqueezeOp,
+                            of::UnsqueezeOp, of::FlattenOp>(def))
+            def = def->getOperand(0).getDefiningOp();
+          return def && isa<of::MatmulOp, of::GemmOp, of::GatherBackwardOp,
+                            of::Conv2dBackwardFilterOp, of::ReduceSumOp>(def);
+        };
+        if (a != b && contribution(a) && contribution(b)) {
+          summedWith.try_emplace(a, b);
+          summedWith.try_emplace(b, a);
+        }
+      }
       for (Value v : op->getOperands())
         if (v.getType() == op->getResult(0).getType())
-          preferred.try_emplace(v, target);
+          prefer(v, target);
     }
   }
+}
+
+/// An optimizer update of a variable that is whole on a mesh axis runs
+/// whole on that axis, as data parallelism does: the gradient is reduced
+/// (all-reduce) and every device updates its copy. Splitting the update
+/// there (reduce-scatter, a slice of the parameter and of each state slot,
+/// then an all-gather of each updated tensor) saves elementwise work but
+/// moves the parameter and every slot once more; a greedy choice, op by op,
+/// sees one all-gather at a time and took it (a GPT 1.5B's "data parallel"
+/// plan moved 70% more bytes than the gradients' all-reduce). Splits the
+/// update inherits from an operand already split there (ZeRO-2's slots,
+/// whole parameters) stay allowed.
+bool Planner::splitsReplicatedUpdate(Operation *op, const Candidate &candidate) {
+  for (auto [value, layout] : llvm::zip(op->getResults(), candidate.results)) {
+    if (!headedForVariable.contains(value))
+      continue;
+    of::NdSbpAttr target = preferred.lookup(value);
+    for (auto [axis, entry] : llvm::enumerate(layout.getEntries())) {
+      if (!entry.isSplit() || !target.getEntries()[axis].isBroadcast())
+        continue;
+      bool inherited = llvm::any_of(op->getOperands(), [&](Value v) {
+        of::NdSbpAttr in = layoutOf(v);
+        return in && in.getEntries()[axis].isSplit();
+      });
+      if (!inherited)
+        return true;
+    }
+  }
+  return false;
 }
 
 LogicalResult Planner::planFunction(func::FuncOp fn) {
@@ -732,7 +823,7 @@ LogicalResult Planner::planFunctionExactly(func::FuncOp fn, bool tieLayers,
       return;
     nodeOf[operation] = nodes.size();
     nodes.push_back(operation);
-    choices.push_back(candidates(op));
+    choices.push_back(plannedCandidates(op));
   });
   if (nodes.empty())
     return success();

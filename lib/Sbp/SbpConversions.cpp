@@ -141,12 +141,21 @@ double opComputeSeconds(Operation *op, ArrayRef<of::NdSbpAttr> operands,
                         ArrayRef<of::NdSbpAttr> results, const Mesh &mesh,
                         const Device &device) {
   double bytes = 0, elements = 0;
-  for (auto [value, layout] : llvm::zip(op->getOperands(), operands))
-    bytes += localElements(mesh, value, layout) * elementBytes(value.getType());
   for (auto [value, layout] : llvm::zip(op->getResults(), results)) {
     double n = localElements(mesh, value, layout);
     elements += n;
     bytes += n * elementBytes(value.getType());
+  }
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(op->getOperands(), operands))) {
+    auto [value, layout] = pair;
+    double read = localElements(mesh, value, layout) * elementBytes(value.getType());
+    // A lookup reads the rows it gathers, not its whole table: an
+    // embedding's 50304x1600 table priced in full made a GPT's token
+    // lookup look 8x cheaper on a slice of its columns (then an all-to-all
+    // of every activation back to the batch split).
+    if (i == 0 && isa<of::GatherOp>(op))
+      read = std::min(read, elements * elementBytes(value.getType()));
+    bytes += read;
   }
   // Contractions: 2 flops per multiply-add over the local contracted size,
   // which the local operand shapes carry.
