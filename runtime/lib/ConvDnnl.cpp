@@ -7,11 +7,15 @@
 // JIT) happens in the first step only. Buffers are plain NCHW / OIHW
 // (GOIHW with groups) in the arena; where oneDNN's fast kernels want
 // blocked layouts and the weights are no larger than the activations, each
-// call reorders its operands into the primitive's own blocked copies and
-// its result back (the reorders are created with the primitive).
+// call reorders its operands into blocked copies and its result back (the
+// reorders are created with the primitive).
 //
 // Scratchpads are user-managed: one buffer, grown to the largest any
-// primitive asks for, shared by all (the step is sequential).
+// primitive asks for, shared by all (the step is sequential). So are the
+// blocked copies: one buffer per argument position, shared by every
+// primitive, since a copy lives only during its call. (Each primitive kept
+// its own: ResNet-18 at 224x224, batch 32, held 1.1 GiB of them beside an
+// 0.8 GiB memory plan.)
 //
 //===----------------------------------------------------------------------===//
 #include "MpiWorld.h"
@@ -64,6 +68,8 @@ struct Runtime {
   dnnl_engine_t engine = nullptr;
   dnnl_stream_t stream = nullptr;
   std::vector<char> scratchpad;
+  /// The blocked copies of the argument in each position of a call.
+  std::array<std::vector<char>, 4> blocked;
 };
 
 Runtime &runtime() {
@@ -87,7 +93,7 @@ struct Arg {
   dnnl_memory_t user = nullptr;   // plain layout, the program's buffer
   dnnl_memory_t inner = nullptr;  // the primitive's layout (== user if same)
   dnnl_primitive_t reorder = nullptr;
-  std::vector<char> storage;      // inner's bytes when it differs
+  size_t innerBytes = 0;          // inner's size when it differs
 };
 
 /// One created primitive and its arguments in call order.
@@ -217,9 +223,8 @@ Conv create(Kind kind, const Geometry &g) {
     if (!inner || dnnl_memory_desc_equal(inner, &userDesc)) {
       arg->inner = arg->user;
     } else {
-      arg->storage.resize(dnnl_memory_desc_get_size(inner));
-      check(dnnl_memory_create(&arg->inner, inner, rt.engine,
-                               arg->storage.data()),
+      arg->innerBytes = dnnl_memory_desc_get_size(inner);
+      check(dnnl_memory_create(&arg->inner, inner, rt.engine, DNNL_MEMORY_NONE),
             "memory_create (blocked copy)", kind, g);
       const dnnl_memory_desc_t *from = output ? inner : &userDesc;
       const dnnl_memory_desc_t *to = output ? &userDesc : inner;
@@ -285,6 +290,13 @@ void run(Kind kind, const Geometry &g, std::initializer_list<const void *> buffe
     Arg &arg = *conv.args[i++];
     check(dnnl_memory_set_data_handle(arg.user, const_cast<void *>(buffer)),
           "memory_set_data_handle", kind, g);
+    if (arg.reorder) {
+      std::vector<char> &copy = rt.blocked[i - 1];
+      if (copy.size() < arg.innerBytes)
+        copy.resize(arg.innerBytes);
+      check(dnnl_memory_set_data_handle(arg.inner, copy.data()),
+            "memory_set_data_handle (blocked copy)", kind, g);
+    }
     if (arg.reorder && !arg.output)
       reorder(arg, kind, g);
     args.push_back({arg.kind, arg.inner});

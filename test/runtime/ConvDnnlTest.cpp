@@ -61,6 +61,44 @@ TEST_P(ConvDnnl, MatchesTheDefinition) {
   expectNear(dw, gotDw, g.name() + ": bwd_filter");
 }
 
+// The blocked copies (nChw16c, OIhw16i16o: channels that 16 divides) are
+// buffers every primitive shares, grown to the largest seen: geometries of
+// different sizes, called in turn, each small one after a large one and
+// the other way round, still give their own results.
+TEST(ConvDnnlShared, InterleavedGeometriesShareTheBlockedCopies) {
+  const Geometry small{2, 16, 8, 8, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  const Geometry large{4, 32, 16, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  Problem ps = problemFor(small), pl = problemFor(large);
+  char workspace[1];
+  auto forward = [&](const Geometry &g, const Problem &p) {
+    std::vector<float> y(p.y.size(), NAN);
+    oflow_rt_conv2d_fwd(g.n, g.c, g.h, g.w, g.m, g.kh, g.kw, g.oh(), g.ow(),
+                        g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, g.pb, g.pr,
+                        g.groups, 0, p.x.data(), p.w.data(), y.data(),
+                        workspace);
+    expectNear(p.y, y, g.name() + ": fwd");
+  };
+  auto backward = [&](const Geometry &g, const Problem &p) {
+    std::vector<float> dx(p.x.size(), NAN), dw(p.w.size(), NAN);
+    oflow_rt_conv2d_bwd_data(g.n, g.c, g.h, g.w, g.m, g.kh, g.kw, g.oh(),
+                             g.ow(), g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, g.pb,
+                             g.pr, g.groups, 0, p.dy.data(), p.w.data(),
+                             dx.data(), workspace);
+    oflow_rt_conv2d_bwd_filter(g.n, g.c, g.h, g.w, g.m, g.kh, g.kw, g.oh(),
+                               g.ow(), g.sh, g.sw, g.dh, g.dw, g.pt, g.pl,
+                               g.pb, g.pr, g.groups, 0, p.dy.data(),
+                               p.x.data(), dw.data(), workspace);
+    expectNear(p.dx, dx, g.name() + ": bwd_data");
+    expectNear(p.dw, dw, g.name() + ": bwd_filter");
+  };
+  forward(small, ps);
+  forward(large, pl);
+  forward(small, ps);
+  backward(large, pl);
+  backward(small, ps);
+  backward(large, pl);
+}
+
 TEST(ConvDnnlErrors, AGeometryOneDnnRejectsEndsTheRunNamingIt) {
   // 4 input channels in 3 groups: no primitive exists.
   std::vector<float> x(4 * 5 * 5), w(3 * 1 * 3 * 3), y(3 * 3 * 3);
