@@ -565,6 +565,12 @@ of::NdSbpAttr Planner::operandLayoutFor(Operation *op, of::NdSbpAttr result) {
   return isValid(op->getOperand(0), layout) ? layout : of::NdSbpAttr();
 }
 
+/// Views and casts: a value's elements, moved or converted, one to one.
+static bool onlyMovesElements(Operation *op) {
+  return isa<of::ReshapeOp, of::TransposeOp, of::SqueezeOp, of::UnsqueezeOp,
+             of::FlattenOp, of::CastOp>(op);
+}
+
 void Planner::computePreferred(func::FuncOp fn) {
   preferred.clear();
   headedForVariable.clear();
@@ -595,8 +601,7 @@ void Planner::computePreferred(func::FuncOp fn) {
         if (preferred.try_emplace(v, layout).second && toVariable)
           headedForVariable.insert(v);
       };
-      if (isa<of::ReshapeOp, of::TransposeOp, of::SqueezeOp, of::UnsqueezeOp,
-              of::FlattenOp, of::CastOp>(op)) {
+      if (onlyMovesElements(op)) {
         if (of::NdSbpAttr source = operandLayoutFor(op, target))
           prefer(op->getOperand(0), source);
         continue;
@@ -618,8 +623,7 @@ void Planner::computePreferred(func::FuncOp fn) {
           if (v.getType() != add.getType())
             return false;
           Operation *def = v.getDefiningOp();
-          while (def && isa<of::ReshapeOp, of::TransposeOp, of::SqueezeOp,
-                            of::UnsqueezeOp, of::FlattenOp>(def))
+          while (def && onlyMovesElements(def))
             def = def->getOperand(0).getDefiningOp();
           return def && isa<of::MatmulOp, of::GemmOp, of::GatherBackwardOp,
                             of::Conv2dBackwardFilterOp, of::ReduceSumOp>(def);
