@@ -50,6 +50,9 @@ def OFlow_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kScalarAttrName = "oflow.scalar";
     /// On a grads entry's result: the parameter it is the gradient of.
     static constexpr ::llvm::StringLiteral kGradOfAttrName = "oflow.grad_of";
+    /// On a variable or a grads entry's result stored flat
+    /// (`oflow-flatten-state`): the tensor's own shape.
+    static constexpr ::llvm::StringLiteral kViewAttrName = "oflow.view";
   private:
     void registerAttributes();
   public:

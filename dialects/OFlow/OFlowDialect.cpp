@@ -73,6 +73,25 @@ static LogicalResult verifySbpOnType(Operation *op, Attribute attr, Type type,
   });
 }
 
+/// `oflow.view`: the shape of a tensor stored flat, as many elements as
+/// its type (its global type: after oflow-partition types are pieces).
+static LogicalResult verifyView(Operation *op, Attribute view, Type type,
+                                const Twine &what) {
+  auto shape = dyn_cast<DenseI64ArrayAttr>(view);
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!shape || !tensor || llvm::any_of(shape.asArrayRef(), [](int64_t d) { return d < 0; }))
+    return op->emitError() << "'" << OFlowDialect::kViewAttrName << "' on " << what
+                           << " must be an array of dimensions of a ranked tensor";
+  int64_t elements = 1;
+  for (int64_t d : shape.asArrayRef())
+    elements *= d;
+  if (!isPartitioned(op) && elements != tensor.getNumElements())
+    return op->emitError() << "'" << OFlowDialect::kViewAttrName << "' on " << what
+                           << " has " << elements << " elements, the tensor "
+                           << tensor.getNumElements();
+  return success();
+}
+
 LogicalResult OFlowDialect::verifyOperationAttribute(Operation *op,
                                                      NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
@@ -153,6 +172,12 @@ LogicalResult OFlowDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a dictionary on a function";
     return success();
   }
+  if (name == kViewAttrName) {
+    auto var = dyn_cast<VariableOp>(op);
+    if (!var)
+      return op->emitError() << "'" << name << "' is an attribute of oflow.variable";
+    return verifyView(op, attr.getValue(), var.getType(), "the variable");
+  }
   // A gather chain copied for the backward pass (oflow-regather-for-backward):
   // the mark keeps CSE from merging it back into the forward pass's chain.
   if (name == "oflow.regather") {
@@ -197,6 +222,8 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
                              << " must be a string";
     return success();
   }
+  if (name == OFlowDialect::kViewAttrName)
+    return verifyView(op, attr.getValue(), type, what);
   return op->emitError() << "unknown oflow attribute '" << name << "' on "
                          << what;
 }

@@ -380,6 +380,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   // plans from the training graph again.
   // --plan: every variable and input as the file says; nothing to search.
   std::vector<std::string> planHints;
+  std::vector<std::string> planFlat; // the plan's variables stored flat
   std::string planRecompute = options.recompute; // --recompute, or the plan's
   int64_t microBatches = options.microBatches;   // --micro-batches, or the plan's
   std::string planReshard = options.reshardAfterForward; // or the plan's
@@ -399,6 +400,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
       return 1;
     }
     planHints = std::move(plan->hints);
+    planFlat = std::move(plan->flat);
     if (options.recompute == "auto")
       planRecompute = plan->recompute;
     if (plan->microBatches > 1 && options.microBatches > 1 &&
@@ -526,6 +528,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     planOptions.reshardAfterForward =
         planReshard != "auto" ? planReshard : tries[t].keepGathered ? "no" : "yes";
     planOptions.sbpHints.insert(planOptions.sbpHints.end(), planHints.begin(), planHints.end());
+    planOptions.flatVariables = planFlat;
     if (t > 0)
       module = trainingGraph->clone();
     if (tries[t].microBatches > 1 &&

@@ -251,6 +251,11 @@ void addSbpPasses(PassManager &pm, const CompileOptions &options) {
   pm.addPass(createDecomposeForSbp());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  FlattenStateOptions flatten;
+  flatten.hints.assign(options.sbpHints.begin(), options.sbpHints.end());
+  flatten.shardState = options.shardState == "auto" ? "none" : options.shardState;
+  flatten.flat.assign(options.flatVariables.begin(), options.flatVariables.end());
+  pm.addPass(createFlattenState(flatten));
   InferSbpOptions infer;
   infer.hints.assign(options.sbpHints.begin(), options.sbpHints.end());
   infer.device = options.deviceName();

@@ -119,6 +119,18 @@ llvm::Expected<PlanFile> readPlanFile(llvm::StringRef path,
       return fail("\"reshard_after_forward\" must be true or false");
     plan.reshardAfterForward = *yes;
   }
+  if (const llvm::json::Value *flat = root->get("stored_flat")) {
+    const llvm::json::Array *names = flat->getAsArray();
+    if (!names)
+      return fail("\"stored_flat\" must be an array of variable names");
+    for (const llvm::json::Value &name : *names) {
+      std::optional<llvm::StringRef> text = name.getAsString();
+      if (!text || !known.contains(text->str()))
+        return fail("\"stored_flat\": the model has no variable '" +
+                    (text ? text->str() : std::string("?")) + "'");
+      plan.flat.push_back(text->str());
+    }
+  }
   std::vector<std::string> &hints = plan.hints;
   for (const char *section : {"variables", "inputs"}) {
     const llvm::json::Object *entries = root->getObject(section);

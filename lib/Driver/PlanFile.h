@@ -29,8 +29,9 @@ namespace oflow {
 /// what --recompute would say (none when left out); so is `micro_batches`
 /// (--micro-batches; 1 when left out), whose mesh axis the layouts leave out;
 /// `reshard_after_forward` (--reshard-after-forward yes|no; the compile's
-/// default when left out) and `micro_batch_gradients` (sharded or whole, as
-/// --micro-batch-gradients).
+/// default when left out), `micro_batch_gradients` (sharded or whole, as
+/// --micro-batch-gradients) and `stored_flat` (the variables whose layouts
+/// split their flat view [g, n/g], g = gcd(elements, devices)).
 std::string planJson(llvm::json::Object layouts, llvm::StringRef shardState,
                      llvm::StringRef recompute, bool reshardAfterForward,
                      const MemoryUse &use, const MemoryLimit &limit);
@@ -43,6 +44,9 @@ struct PlanFile {
   std::optional<bool> reshardAfterForward;
   /// "micro_batch_gradients": sharded or whole (--micro-batch-gradients).
   std::string microBatchGradients;
+  /// "stored_flat": the variables stored as [g, n/g] (oflow-flatten-state),
+  /// which their layouts split.
+  std::vector<std::string> flat;
 };
 
 /// The --sbp hints that compile `path`'s plan exactly (one per variable and

@@ -122,7 +122,7 @@ std::string describeSbpPlan(ModuleOp module, StringRef device) {
   }
   std::optional<int64_t> microAxis = sbp::microBatchAxis(meshAttr);
   auto tensorLine = [&](StringRef kind, StringRef name, RankedTensorType type,
-                        of::NdSbpAttr layout) {
+                        of::NdSbpAttr layout, DenseI64ArrayAttr view = {}) {
     sbp::NdSbp nd = sbp::toPlanner(layout);
     SmallVector<int64_t> local = sbp::localShape(mesh, type.getShape(), nd);
     int64_t bytes = elementBytes(type.getElementType());
@@ -130,14 +130,18 @@ std::string describeSbpPlan(ModuleOp module, StringRef device) {
       bytes *= d;
     os << "tensor kind=" << kind << " name=" << name
        << " global=" << shapeText(type.getShape()) << " sbp=" << compact(sbp::str(nd))
-       << " local=" << shapeText(local) << " bytes_per_device=" << bytes
-       << "\n";
+       << " local=" << shapeText(local) << " bytes_per_device=" << bytes;
+    // Stored flat (oflow-flatten-state): the shape it is read in.
+    if (view)
+      os << " view=" << shapeText(view.asArrayRef());
+    os << "\n";
   };
   for (auto var : module.getOps<of::VariableOp>())
     if (var.getSbpAttr())
       tensorLine(mlir::oflow::stringifyVariableRole(var.getRole()),
                  var.getSymName(), cast<RankedTensorType>(var.getType()),
-                 var.getSbpAttr());
+                 var.getSbpAttr(),
+                 var->getAttrOfType<DenseI64ArrayAttr>(of::OFlowDialect::kViewAttrName));
 
   for (auto fn : module.getOps<func::FuncOp>()) {
     auto entry = fn->getAttrOfType<StringAttr>(of::OFlowDialect::kEntryAttrName);
@@ -222,9 +226,13 @@ llvm::json::Object describeSbpPlanJson(ModuleOp module) {
     return sbp::str(sbp::toPlanner(layout));
   };
   llvm::json::Object variables, inputs;
-  for (auto var : module.getOps<of::VariableOp>())
+  llvm::json::Array flat; // stored flat (oflow-flatten-state): their layouts split that view
+  for (auto var : module.getOps<of::VariableOp>()) {
     if (var.getSbpAttr())
       variables[var.getSymName()] = text(var.getSbpAttr());
+    if (var->hasAttr(of::OFlowDialect::kViewAttrName))
+      flat.push_back(var.getSymName());
+  }
   for (auto fn : module.getOps<func::FuncOp>()) {
     if (!fn->getAttrOfType<StringAttr>(of::OFlowDialect::kEntryAttrName) || fn.isDeclaration())
       continue;
@@ -244,6 +252,8 @@ llvm::json::Object describeSbpPlanJson(ModuleOp module) {
   llvm::json::Object plan{{"mesh", std::move(mesh)},
                           {"variables", std::move(variables)},
                           {"inputs", std::move(inputs)}};
+  if (!flat.empty())
+    plan["stored_flat"] = std::move(flat);
   if (microAxis) {
     plan["micro_batches"] = meshAttr.getShape()[*microAxis];
     plan["micro_batch_gradients"] =

@@ -131,11 +131,11 @@ private:
     entries.push_back(entry);
     return of::NdSbpAttr::get(ctx, entries);
   }
-  /// `base` (null: all B) with each of its B mesh axes splitting `shape`
-  /// along the first tensor axis it still divides (B where none does);
-  /// with `lastAxisOnly`, only the last mesh axis with devices on it.
+  /// sbp::shardedLayout on this mesh.
   of::NdSbpAttr shardedLayout(ArrayRef<int64_t> shape, of::NdSbpAttr base,
-                              bool lastAxisOnly = false);
+                              bool lastAxisOnly = false) {
+    return sbp::shardedLayout(meshAttr, microAxis, shape, base, lastAxisOnly);
+  }
   SmallVector<Hint> hints;
   DenseMap<Value, of::NdSbpAttr> layouts;
   DenseMap<std::tuple<Type, Attribute, Attribute>, double> boxingCache;
@@ -163,6 +163,7 @@ private:
   of::NdSbpAttr operandLayoutFor(Operation *op, of::NdSbpAttr result);
   double manufacturedSplitSeconds(Operation *op, ArrayRef<of::NdSbpAttr> results);
   llvm::StringMap<of::NdSbpAttr> variableLayouts;
+  llvm::StringMap<Type> variableTypes;
   /// The layout each entry function returns its results in (B).
   of::NdSbpAttr returnLayout;
   /// The layout `use`'s return passes its value in: a gradient result
@@ -179,24 +180,11 @@ private:
 
 } // namespace
 
-/// "S(0)" / "B" / "P" entries separated by ',', ';' or '/'.
-static FailureOr<of::NdSbpAttr> parseLayout(MLIRContext *ctx, StringRef text,
-                                            int64_t numAxes) {
-  std::string normalized = text.str();
-  for (char &c : normalized)
-    if (c == ';' || c == '/')
-      c = ',';
-  std::optional<sbp::NdSbp> nd = sbp::parseNdSbp(normalized);
-  if (!nd || int64_t(nd->size()) != numAxes)
-    return failure();
-  return sbp::toAttr(ctx, *nd);
-}
-
 bool Planner::parseHints(ArrayRef<std::string> texts, Location loc) {
   for (const std::string &text : texts) {
     auto [name, layoutText] = StringRef(text).split('=');
     int64_t userAxes = meshAttr.getNumAxes() - (microAxis ? 1 : 0);
-    FailureOr<of::NdSbpAttr> layout = parseLayout(ctx, layoutText, userAxes);
+    FailureOr<of::NdSbpAttr> layout = sbp::parseLayoutText(ctx, layoutText, userAxes);
     if (name.empty() || failed(layout)) {
       emitError(loc) << "--sbp " << text << ": expected NAME=LAYOUT with one "
                      << "of S(i), B, P per mesh axis ("
@@ -257,6 +245,11 @@ LogicalResult Planner::layOutVariables(ModuleOp module) {
     // mesh axes that leave whole.
     of::NdSbpAttr parent =
         var.getOfAttr() ? variableLayouts.lookup(var.getOfAttr().getValue()) : nullptr;
+    // A slot stored in another shape than its parameter (oflow-flatten-state)
+    // cannot take the parameter's splits.
+    if (parent && var.getOfAttr() &&
+        variableTypes.lookup(var.getOfAttr().getValue()) != var.getType())
+      parent = nullptr;
     bool slot = var.getRole() == of::VariableRole::optimizer;
     bool params = shardState == ShardState::All || shardState == ShardState::Node;
     if (!layout && ((slot && shardState != ShardState::None) ||
@@ -285,40 +278,9 @@ LogicalResult Planner::layOutVariables(ModuleOp module) {
       return failure();
     var.setSbpAttr(layout);
     variableLayouts[var.getSymName()] = layout;
+    variableTypes[var.getSymName()] = var.getType();
   }
   return success();
-}
-
-of::NdSbpAttr Planner::shardedLayout(ArrayRef<int64_t> shape, of::NdSbpAttr base,
-                                     bool lastAxisOnly) {
-  ArrayRef<int64_t> sizes = meshAttr.getShape();
-  // The node's axis: the last one with devices on it (micro-batches aside).
-  std::optional<int64_t> onlyAxis;
-  if (lastAxisOnly)
-    for (int64_t a = static_cast<int64_t>(sizes.size()) - 1; a >= 0 && !onlyAxis; --a)
-      if (sizes[a] > 1 && a != microAxis)
-        onlyAxis = a;
-  SmallVector<of::SbpAttr> entries(sizes.size(), of::SbpAttr::getBroadcast(ctx));
-  SmallVector<int64_t> factor(shape.size(), 1);
-  if (base)
-    for (auto [a, entry] : llvm::enumerate(base.getEntries())) {
-      entries[a] = entry;
-      if (entry.isSplit())
-        factor[entry.getAxis()] *= sizes[a];
-    }
-  for (auto [a, size] : llvm::enumerate(sizes)) {
-    if (!entries[a].isBroadcast() || size == 1 ||
-        static_cast<int64_t>(a) == microAxis ||
-        (lastAxisOnly && static_cast<int64_t>(a) != onlyAxis))
-      continue;
-    for (auto [d, extent] : llvm::enumerate(shape))
-      if (extent % (factor[d] * size) == 0) {
-        factor[d] *= size;
-        entries[a] = of::SbpAttr::getSplit(ctx, d);
-        break;
-      }
-  }
-  return of::NdSbpAttr::get(ctx, entries);
 }
 
 double Planner::boxingSeconds(Value value, of::NdSbpAttr from,

@@ -64,6 +64,60 @@ of::NdSbpAttr broadcastNdSbp(MLIRContext *ctx, int64_t numAxes) {
       ctx, SmallVector<of::SbpAttr>(numAxes, of::SbpAttr::getBroadcast(ctx)));
 }
 
+FailureOr<of::NdSbpAttr> parseLayoutText(MLIRContext *ctx, StringRef text,
+                                         int64_t numAxes) {
+  std::string normalized = text.str();
+  for (char &c : normalized)
+    if (c == ';' || c == '/')
+      c = ',';
+  std::optional<NdSbp> nd = parseNdSbp(normalized);
+  if (!nd || int64_t(nd->size()) != numAxes)
+    return failure();
+  return toAttr(ctx, *nd);
+}
+
+of::NdSbpAttr shardedLayout(of::MeshAttr mesh, std::optional<int64_t> microAxis,
+                            ArrayRef<int64_t> shape, of::NdSbpAttr base,
+                            bool lastAxisOnly) {
+  MLIRContext *ctx = mesh.getContext();
+  ArrayRef<int64_t> sizes = mesh.getShape();
+  // The node's axis: the last one with devices on it (micro-batches aside).
+  std::optional<int64_t> onlyAxis;
+  if (lastAxisOnly)
+    for (int64_t a = static_cast<int64_t>(sizes.size()) - 1; a >= 0 && !onlyAxis; --a)
+      if (sizes[a] > 1 && a != microAxis)
+        onlyAxis = a;
+  SmallVector<of::SbpAttr> entries(sizes.size(), of::SbpAttr::getBroadcast(ctx));
+  SmallVector<int64_t> factor(shape.size(), 1);
+  if (base)
+    for (auto [a, entry] : llvm::enumerate(base.getEntries())) {
+      entries[a] = entry;
+      if (entry.isSplit())
+        factor[entry.getAxis()] *= sizes[a];
+    }
+  for (auto [a, size] : llvm::enumerate(sizes)) {
+    if (!entries[a].isBroadcast() || size == 1 ||
+        static_cast<int64_t>(a) == microAxis ||
+        (lastAxisOnly && static_cast<int64_t>(a) != onlyAxis))
+      continue;
+    for (auto [d, extent] : llvm::enumerate(shape))
+      if (extent % (factor[d] * size) == 0) {
+        factor[d] *= size;
+        entries[a] = of::SbpAttr::getSplit(ctx, d);
+        break;
+      }
+  }
+  return of::NdSbpAttr::get(ctx, entries);
+}
+
+int64_t splitPieces(of::MeshAttr mesh, of::NdSbpAttr layout) {
+  int64_t pieces = 1;
+  for (auto [size, entry] : llvm::zip(mesh.getShape(), layout.getEntries()))
+    if (entry.isSplit())
+      pieces *= size;
+  return pieces;
+}
+
 int64_t elementBytes(Type tensorType) {
   Type element = cast<ShapedType>(tensorType).getElementType();
   return std::max<int64_t>(1, (element.getIntOrFloatBitWidth() + 7) / 8);

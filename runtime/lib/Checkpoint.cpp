@@ -87,7 +87,9 @@ struct Shard {
 struct Index {
   int64_t step = 0;
   std::string table; // the var lines, as variableTable writes them
-  std::vector<size_t> ranks; // of each var
+  std::vector<size_t> ranks; // of each var's pieces
+  /// A var stored flat (a `store` line): the dims its pieces index.
+  std::vector<std::vector<int64_t>> stored;
   std::vector<Shard> shards;
 };
 
@@ -118,6 +120,20 @@ Index parseIndex(const std::string &path, const std::string &b) {
       if (rank > 64)
         throw bad("bad index line '" + line + "'");
       ix.ranks.push_back(rank);
+      ix.stored.emplace_back();
+    } else if (kind == "store" && ix.shards.empty()) {
+      // "store VAR RANK DIMS...": the pieces of var #VAR index these dims
+      // (its stored view), not the table's.
+      size_t var = 0, rank = 0;
+      w >> var >> rank;
+      if (var >= ix.ranks.size() || rank == 0 || rank > 64)
+        throw bad("bad index line '" + line + "'");
+      std::vector<int64_t> dims(rank);
+      for (int64_t &d : dims)
+        if (!(w >> d) || d < 0 || d > (int64_t(1) << 40))
+          throw bad("bad index line '" + line + "'");
+      ix.ranks[var] = rank;
+      ix.stored[var] = std::move(dims);
     } else if (kind == "shard") {
       Shard s;
       w >> s.file >> s.bytes;
@@ -199,8 +215,8 @@ int64_t readLegacy(const std::string &path, const std::string &b,
   std::string legacyTable;
   for (const VarRecord &v : m.vars) {
     std::string line = escapeName(v.name) + " " + varKindName(v.kind) + " " +
-                       dtypeName(v.dtype) + " " + std::to_string(v.dims.size());
-    for (int64_t d : v.dims)
+                       dtypeName(v.dtype) + " " + std::to_string(v.shape().size());
+    for (int64_t d : v.shape())
       line += " " + std::to_string(d);
     legacyTable += line + " " + std::to_string(v.offset) + "\n";
   }
@@ -228,8 +244,8 @@ std::string variableTable(const Manifest &m) {
   std::string t;
   for (const VarRecord &v : m.vars) {
     t += escapeName(v.name) + " " + varKindName(v.kind) + " " +
-         dtypeName(v.dtype) + " " + std::to_string(v.dims.size());
-    for (int64_t d : v.dims)
+         dtypeName(v.dtype) + " " + std::to_string(v.shape().size());
+    for (int64_t d : v.shape())
       t += " " + std::to_string(d);
     t += "\n";
   }
@@ -278,6 +294,15 @@ void writeCheckpointIndex(const std::string &dir, const Manifest &m,
   std::istringstream lines(table);
   for (std::string l; std::getline(lines, l);)
     text += "var " + l + "\n";
+  for (size_t i = 0; i < m.vars.size(); ++i) {
+    const VarRecord &v = m.vars[i];
+    if (v.view.empty())
+      continue;
+    text += "store " + std::to_string(i) + " " + std::to_string(v.dims.size());
+    for (int64_t d : v.dims)
+      text += " " + std::to_string(d);
+    text += "\n";
+  }
   std::set<std::string> keep;
   int64_t n = meshRanks(m);
   for (int64_t r = 0; r < n; ++r) {
@@ -347,9 +372,15 @@ int64_t readCheckpoint(const std::string &dir, const Manifest &m,
   std::vector<int64_t> covered(m.vars.size(), 0);
   for (const VarRecord &v : m.vars)
     mine.push_back(localBlock(v.dims, v.sbp, m.mesh, coords));
+  // The dims each var's pieces index: its stored view, or its shape.
+  auto savedDims = [&](size_t var) -> const std::vector<int64_t> & {
+    return ix.stored[var].empty() ? m.vars[var].shape() : ix.stored[var];
+  };
   for (const Shard &s : ix.shards) {
     auto overlaps = [&](const StoredPiece &p) {
       const Block &q = mine[p.var];
+      if (savedDims(p.var) != m.vars[p.var].dims)
+        return true; // another view: compared element by element below
       for (size_t d = 0; d < q.size.size(); ++d)
         if (p.block.offset[d] >= q.offset[d] + q.size[d] ||
             q.offset[d] >= p.block.offset[d] + p.block.size[d])
@@ -372,9 +403,18 @@ int64_t readCheckpoint(const std::string &dir, const Manifest &m,
                   ", the index is of step " + std::to_string(ix.step));
     for (const StoredPiece &p : s.pieces) {
       const VarRecord &v = m.vars[p.var];
-      covered[p.var] += copyOverlap(
+      const std::vector<int64_t> &saved = savedDims(p.var);
+      if (saved != v.dims) {
+        bool fits = numElements(saved) == numElements(v.dims) &&
+                    p.block.offset.size() == saved.size();
+        for (size_t d = 0; fits && d < saved.size(); ++d)
+          fits = p.block.offset[d] + p.block.size[d] <= saved[d];
+        if (!fits)
+          throw Error(path + ": a piece of '" + v.name + "' outside its stored shape");
+      }
+      covered[p.var] += copyOverlapViews(
           dtypeSize(v.dtype), reinterpret_cast<const uint8_t *>(data.data()) + 16 + p.at,
-          p.block, state + v.offset, mine[p.var]);
+          savedDims(p.var), p.block, state + v.offset, v.dims, mine[p.var]);
     }
   }
   for (size_t i = 0; i < m.vars.size(); ++i)

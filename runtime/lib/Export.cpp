@@ -38,9 +38,9 @@ void exportOnnx(const std::string &path, const uint8_t *model,
       continue;
     const VarRecord &v = *it->second;
     std::vector<int64_t> dims(init.dims().begin(), init.dims().end());
-    if (dims != v.dims)
+    if (dims != v.shape())
       throw Error("--export: initializer '" + v.name + "' has shape " +
-                  shapeText(dims) + " in the model, " + shapeText(v.dims) +
+                  shapeText(dims) + " in the model, " + shapeText(v.shape()) +
                   " in the program");
     // Typed fields and external-data references would shadow raw_data.
     init.clear_float_data();

@@ -112,4 +112,73 @@ std::string sbpText(const Sbp &sbp) {
   return s.empty() ? "B" : s;
 }
 
+int64_t copyOverlapViews(int64_t elemSize, const uint8_t *src,
+                         const std::vector<int64_t> &srcDims, const Block &srcBlock,
+                         uint8_t *dst, const std::vector<int64_t> &dstDims,
+                         const Block &dstBlock) {
+  if (srcDims == dstDims)
+    return copyOverlap(elemSize, src, srcBlock, dst, dstBlock);
+  if (srcDims.empty() || dstDims.empty() || srcBlock.elements() == 0 ||
+      dstBlock.elements() == 0)
+    return 0;
+  size_t sRank = srcDims.size(), dRank = dstDims.size();
+  // Row-major strides of the global views, and of the destination block.
+  std::vector<int64_t> sGlobal(sRank, 1), dGlobal(dRank, 1), dLocal(dRank, 1);
+  for (size_t d = sRank - 1; d-- > 0;)
+    sGlobal[d] = sGlobal[d + 1] * srcDims[d + 1];
+  for (size_t d = dRank - 1; d-- > 0;) {
+    dGlobal[d] = dGlobal[d + 1] * dstDims[d + 1];
+    dLocal[d] = dLocal[d + 1] * dstBlock.size[d + 1];
+  }
+  int64_t dLast = dstDims.back();
+  int64_t copied = 0, at = 0; // at: elements of srcBlock passed
+  std::vector<int64_t> idx(sRank, 0);
+  int64_t run = srcBlock.size.back();
+  while (true) {
+    // One row of the source block: global indices [flat, flat + run).
+    int64_t flat = 0;
+    for (size_t d = 0; d < sRank; ++d)
+      flat += (srcBlock.offset[d] + idx[d]) * sGlobal[d];
+    for (int64_t done = 0; done < run;) {
+      int64_t f = flat + done;
+      // The destination coordinates of f; the rest of its destination row
+      // is the most one step may take.
+      int64_t t = 0;
+      bool inside = true;
+      int64_t rest = f;
+      for (size_t d = 0; d < dRank; ++d) {
+        int64_t c = rest / dGlobal[d];
+        rest %= dGlobal[d];
+        if (d + 1 == dRank)
+          break;
+        if (c < dstBlock.offset[d] || c >= dstBlock.offset[d] + dstBlock.size[d])
+          inside = false;
+        t += (c - dstBlock.offset[d]) * dLocal[d];
+      }
+      int64_t c = f % dLast, lo = dstBlock.offset.back(), hi = lo + dstBlock.size.back();
+      int64_t step;
+      if (!inside || c >= hi) {
+        step = dLast - c; // to the next destination row
+      } else if (c < lo) {
+        step = lo - c;
+      } else {
+        step = std::min(run - done, hi - c);
+        std::memcpy(dst + (t + c - lo) * elemSize, src + (at + done) * elemSize,
+                    step * elemSize);
+        copied += step;
+      }
+      done += std::min(step, run - done);
+    }
+    at += run;
+    size_t d = sRank - 1;
+    while (d-- > 0) {
+      if (++idx[d] < srcBlock.size[d])
+        break;
+      idx[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1))
+      return copied;
+  }
+}
+
 } // namespace oflow_rt

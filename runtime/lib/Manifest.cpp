@@ -121,6 +121,26 @@ public:
       throw error("bad '" + w + "'");
     return r;
   }
+  /// The optional trailing `view=AxBxC` token: as many elements as `dims`.
+  std::vector<int64_t> view(const std::vector<int64_t> &dims) {
+    if (done() || tokens[pos].rfind("view=", 0) != 0)
+      return {};
+    std::string w = tokens[pos++];
+    std::vector<int64_t> shape;
+    std::istringstream parts(w.substr(5));
+    for (std::string part; std::getline(parts, part, 'x');) {
+      char *end = nullptr;
+      errno = 0;
+      long long d = std::strtoll(part.c_str(), &end, 10);
+      if (part.empty() || errno || *end || d < 0 || shape.size() == 16)
+        throw error("bad '" + w + "'");
+      shape.push_back(d);
+    }
+    if (shape.empty() || numElements(shape) != numElements(dims))
+      throw error("'" + w + "' does not have the tensor's " +
+                  std::to_string(numElements(dims)) + " elements");
+    return shape;
+  }
   /// The optional trailing `init=KIND:a:b:seed` token of a var.
   std::optional<InitRecipe> recipe() {
     if (done() || tokens[pos].rfind("init=", 0) != 0)
@@ -399,6 +419,7 @@ Manifest parseManifest(const std::string &text) {
       v.offset = r.integer("state offset", 0);
       v.initOffset = r.integer("init offset", -1);
       v.sbp = r.sbp();
+      v.view = r.view(v.dims);
       v.recipe = r.recipe();
       if (v.recipe && v.initOffset >= 0)
         throw r.error("var '" + v.name + "' has both stored bytes and a recipe");
@@ -471,6 +492,7 @@ Manifest parseManifest(const std::string &text) {
       g.dims = r.dims();
       g.offset = r.integer("io offset", 0);
       g.sbp = r.sbp();
+      g.view = r.view(g.dims);
       if (!seen[3].insert(g.name).second)
         throw r.error("duplicate grad '" + g.name + "'");
       pending.push_back({lineNo, g, "io"});

@@ -98,7 +98,7 @@ double parseReal(const std::string &opt, const std::string &v) {
 }
 
 std::string slotText(const TensorSlot &s) {
-  return s.name + "  " + dtypeName(s.dtype) + shapeText(s.dims);
+  return s.name + "  " + dtypeName(s.dtype) + shapeText(s.shape());
 }
 } // namespace
 

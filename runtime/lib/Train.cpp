@@ -168,7 +168,7 @@ void Trainer::dumpGrads(int64_t step) {
       continue;
     HostTensor t;
     t.dtype = g.dtype;
-    t.dims = g.dims;
+    t.dims = g.shape();
     const uint8_t *src = global.data();
     if (g.dtype == DType::BF16) { // NumPy has no bfloat16: widen exactly
       t.dtype = DType::F32;
@@ -203,7 +203,7 @@ void Trainer::dumpWeights(int64_t first) {
       continue;
     HostTensor t;
     t.dtype = v.dtype;
-    t.dims = v.dims;
+    t.dims = v.shape();
     t.data = std::move(global);
     writeNpy(o.dumpWeightsDir + "/" + fileNameFor(v.name) + ".npy", t);
     ++written;

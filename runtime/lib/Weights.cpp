@@ -36,10 +36,10 @@ int loadWeights(const std::string &modelPath, const Manifest &m,
                   "' (a variable of this program)");
     std::string what = modelPath + ": initializer '" + v.name + "'";
     HostTensor t = decodeTensorProto(*it->second, what, dir);
-    if (t.dtype != v.dtype || t.dims != v.dims)
+    if (t.dtype != v.dtype || t.dims != v.shape())
       throw Error(what + " is " + dtypeName(t.dtype) + shapeText(t.dims) +
                   ", the program's variable is " + dtypeName(v.dtype) +
-                  shapeText(v.dims));
+                  shapeText(v.shape()));
     if (!t.data.empty()) // the file holds the global value: take our piece
       copyMyPiece(v, t.data.data(), state + v.offset);
     ++filled;

@@ -138,6 +138,16 @@ TEST(Manifest, ReadsMeshAndLayouts) {
   EXPECT_EQ(m.inputs[0].localDims, (std::vector<int64_t>{2, 6}));
   EXPECT_EQ(m.outputs[0].sbp, (Sbp{-1, -1}));
   EXPECT_EQ(m.grads[0].localDims, (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(m.grads[0].shape(), m.grads[0].dims);
+  // A tensor stored flat: its dims are what the mesh splits, its view what
+  // files and users see.
+  Manifest flat = parseManifest(std::string(head) +
+                                "var w param f32 2 4 9 0 0 sbp=S0,B view=6x6\n"
+                                "grad w f32 2 4 9 128 sbp=S0,B view=6x6\n"
+                                "mesh 2 2\n");
+  EXPECT_EQ(flat.vars[0].shape(), (std::vector<int64_t>{6, 6}));
+  EXPECT_EQ(flat.vars[0].localDims, (std::vector<int64_t>{2, 9}));
+  EXPECT_EQ(flat.grads[0].shape(), (std::vector<int64_t>{6, 6}));
   // Local sizes decide what fits: 8x6 floats would not fit at 128.
   EXPECT_EQ(parseManifest("oflow-manifest 1\nmode train\nmesh 4\nstate_bytes 64\n"
                           "var w param f32 2 8 8 0 0 sbp=S1\n").vars[0].localBytes(), 64);
@@ -154,6 +164,9 @@ TEST(Manifest, RejectsBadLayouts) {
       {"var w param f32 1 8 0 0 sbp=S0,X\n", "bad sbp entry 'X'"},
       {"var w param f32 1 8 0 0 sbp=S0,\n", "bad 'sbp=S0,'"},
       {"mesh 2\n", "duplicate mesh record"},
+      {"var w param f32 2 4 9 0 0 sbp=S0,B view=6x5\n",
+       "'view=6x5' does not have the tensor's 36 elements"},
+      {"var w param f32 2 4 9 0 0 sbp=S0,B view=6xx6\n", "bad 'view=6xx6'"},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(c.text);

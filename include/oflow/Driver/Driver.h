@@ -84,6 +84,8 @@ struct CompileOptions {
   Mode mode = Mode::Train;
   /// `NAME=LAYOUT` layouts for variables and inputs (--sbp).
   std::vector<std::string> sbpHints;
+  /// Variables stored flat whatever their hints say (--plan's `stored_flat`).
+  std::vector<std::string> flatVariables;
   /// Largest all-reduce bucket in MiB (--bucket-mb; 0: no fusion).
   double bucketMb = 25.0;
   /// fp32, or bf16/fp16: GEMM operands rounded to that precision, f32

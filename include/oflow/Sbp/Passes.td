@@ -51,6 +51,40 @@ def DecomposeForSbp : Pass<"oflow-decompose-for-sbp", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::oflow::OFlowDialect"];
 }
 
+def FlattenState : Pass<"oflow-flatten-state", "::mlir::ModuleOp"> {
+  let summary = "store sharded state flat where its shape does not divide the mesh (FSDP)";
+  let description = [{
+    `shard-state` (as in `oflow-infer-sbp`) splits each variable along a
+    tensor axis that a mesh axis divides; a 1600x1600 weight on 128x8
+    devices finds none for the 128 and stays whole across nodes. PyTorch's
+    FSDP stores such state flat. Here a variable that `shard-state` would
+    split into more pieces flat than in its own shape is stored as the 2-D
+    row-major view [g, n/g] of its n elements, g = gcd(n, devices), which
+    every mesh axis then splits along its first dimension; the same bytes in
+    the same order, so checkpoints, weight files and dumps read it in its
+    own shape (the variable's `oflow.view`).
+
+    Its reads are reshaped to its own shape for their other users, and the
+    optimizer's update (the elementwise ops between the group's reads and
+    its writes: parameter, gradient and slots) runs on the flat view, so
+    that the planner splits it like the state. A grads entry returns the
+    parameter's gradient flat too (result attribute `oflow.view`). A
+    variable with a hint (`sbp=`) keeps its shape unless `flat` names it
+    (a plan file written from a flat plan: its `stored_flat`). Groups whose
+    update is not elementwise are left as they are.
+  }];
+  let options = [
+    ListOption<"hints", "sbp", "std::string",
+               "NAME=LAYOUT layouts for variables and inputs (as oflow-infer-sbp)">,
+    Option<"shardState", "shard-state", "std::string", /*default=*/"\"none\"",
+           "as oflow-infer-sbp's: none, optimizer, all or node">,
+    ListOption<"flat", "flat", "std::string",
+               "variables to store flat whatever their hints say (a plan file's "
+               "`stored_flat`)">,
+  ];
+  let dependentDialects = ["::mlir::oflow::OFlowDialect"];
+}
+
 def InferSbp : Pass<"oflow-infer-sbp", "::mlir::ModuleOp"> {
   let summary = "choose an nd-SBP for every value from hints and a cost model";
   let description = [{

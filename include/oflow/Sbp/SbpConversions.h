@@ -56,6 +56,24 @@ bool scattersEachMicroBatch(mlir::Operation *op, int64_t microAxis);
 /// `layout` without its entry on mesh axis `axis`.
 mlir::oflow::NdSbpAttr dropMeshAxis(mlir::oflow::NdSbpAttr layout, int64_t axis);
 
+/// An --sbp hint's layout: "S(0)" / "B" / "P" entries separated by ',', ';'
+/// or '/', one per mesh axis of `numAxes`.
+mlir::FailureOr<mlir::oflow::NdSbpAttr> parseLayoutText(mlir::MLIRContext *ctx,
+                                                        llvm::StringRef text,
+                                                        int64_t numAxes);
+
+/// --shard-state's layout of a variable of `shape`: `base` (null: all B)
+/// with each of its B mesh axes (but `microAxis`) splitting `shape` along
+/// the first tensor axis it still divides (B where none does); with
+/// `lastAxisOnly`, only the last mesh axis with devices on it (a node).
+mlir::oflow::NdSbpAttr shardedLayout(mlir::oflow::MeshAttr mesh,
+                                     std::optional<int64_t> microAxis,
+                                     llvm::ArrayRef<int64_t> shape,
+                                     mlir::oflow::NdSbpAttr base, bool lastAxisOnly);
+
+/// How many pieces `layout`'s splits cut a tensor into on `mesh`.
+int64_t splitPieces(mlir::oflow::MeshAttr mesh, mlir::oflow::NdSbpAttr layout);
+
 /// Bytes of one element of a tensor value (bool = 1).
 int64_t elementBytes(mlir::Type tensorType);
 

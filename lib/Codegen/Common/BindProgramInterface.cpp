@@ -51,6 +51,8 @@ struct IoSlot {
   std::optional<IntRange> intRange;
   /// On a mesh: the layout of the value (type is its local piece).
   mlir::oflow::NdSbpAttr sbp;
+  /// A gradient returned flat (oflow-flatten-state): its parameter's shape.
+  DenseI64ArrayAttr view;
 };
 
 class IoLayout {
@@ -251,6 +253,7 @@ LogicalResult BindProgramInterfacePass::bindEntry(
       return failure();
     (*slot)->sbp =
         func.getResultAttrOfType<mlir::oflow::NdSbpAttr>(i, "oflow.sbp");
+    (*slot)->view = func.getResultAttrOfType<DenseI64ArrayAttr>(i, "oflow.view");
     Value view = viewOf(b, loc, ioBuf, (*slot)->offset, type);
     auto store =
         bufferization::MaterializeInDestinationOp::create(b, loc, value, view);
@@ -314,6 +317,8 @@ void BindProgramInterfacePass::runOnOperation() {
               mlir::oflow::getGlobalShape(mesh, slot.sbp, slot.type.getShape()),
               slot.type.getElementType()))));
     }
+    if (slot.view)
+      fields.push_back(b.getNamedAttr("view", slot.view));
     if (slot.intRange) {
       fields.push_back(b.getNamedAttr(
           "int_range",

@@ -84,6 +84,18 @@ static LogicalResult appendBytes(ElementsAttr value, std::vector<uint8_t> &out) 
   return success();
 }
 
+/// ` view=AxBxC`: the shape a tensor stored flat is read and written in
+/// (oflow-flatten-state's `oflow.view`); empty without one.
+static std::string viewText(Attribute view) {
+  auto shape = dyn_cast_or_null<DenseI64ArrayAttr>(view);
+  if (!shape)
+    return "";
+  std::string text = " view=";
+  for (auto [i, d] : llvm::enumerate(shape.asArrayRef()))
+    text += (i ? "x" : "") + std::to_string(d);
+  return text;
+}
+
 FailureOr<ProgramImage> extractProgramImage(ModuleOp module,
                                             const ManifestInfo &info) {
   ProgramImage image;
@@ -182,7 +194,7 @@ FailureOr<ProgramImage> extractProgramImage(ModuleOp module,
     if (dt.empty())
       return var.emitOpError("has an element type the runtime does not know: ")
              << type.getElementType();
-    std::string sbp = layoutOf(var.getSbpAttr(), type);
+    std::string sbp = layoutOf(var.getSbpAttr(), type) + viewText(var->getAttr("oflow.view"));
     // A recipe: the executable draws its piece at start (no bytes here).
     std::string recipe;
     if (auto r = var.getInitializerAttr())
@@ -223,7 +235,7 @@ FailureOr<ProgramImage> extractProgramImage(ModuleOp module,
            << dims(type) << " " << offset << sbp << "\n";
       } else if (kind == "grad") {
         os << "grad " << name << " " << dt << " " << dims(type) << " " << offset
-           << sbp << "\n";
+           << sbp << viewText(slot.get("view")) << "\n";
       } else {
         os << "scalar " << name << " " << dt << " " << offset;
         for (auto &[scalar, value] : info.scalarDefaults)

@@ -7,14 +7,19 @@
 //
 //   DIR/ckpt: "OFLOWCK2", u64 step, u64 text_bytes, text:
 //     mesh <n0> ...                         the mesh that saved it ("mesh 1")
-//     var <escaped name> <kind> <dtype> <dims>   one per program variable
+//     var <escaped name> <kind> <dtype> <dims>   one per program variable,
+//                                           in its own shape (a view= var's view)
+//     store <var index> <rank> <dims>      a var stored flat (view=): the dims
+//                                           its pieces index
 //     shard <file> <bytes>                  then its pieces, in file order:
 //     piece <var index> <offsets...> <sizes...>  a block of the global tensor
 //   DIR/ckpt-<step>-<nonce>-r<rank>of<n>: "OFLOWSH1", u64 step, the pieces'
 //     bytes (row-major, each its block), u64 fnv1a64.
 //
 // Pieces hold GLOBAL blocks, so a resume on another mesh or plan reshards:
-// each rank copies the overlap of every piece with its own block. Shard
+// each rank copies the overlap of every piece with its own block (between a
+// flat store and another shape: the elements at the same row-major index,
+// copyOverlapViews). Shard
 // names carry a nonce (the hash of the index they replace), so a save never
 // touches the files the current index names: a save that dies half-way
 // leaves the previous checkpoint whole; stale shards go once the new index

@@ -56,6 +56,15 @@ bool isReplica(const Sbp &sbp, const std::vector<int64_t> &coords);
 int64_t copyOverlap(int64_t elemSize, const uint8_t *src, const Block &srcBlock,
                     uint8_t *dst, const Block &dstBlock);
 
+/// copyOverlap between blocks of two row-major views of one tensor (`srcDims`
+/// and `dstDims` hold the same number of elements, e.g. a weight and the
+/// flat [g, n/g] it is stored as on a mesh): the elements at the same
+/// row-major index of both. Returns the number of elements copied.
+int64_t copyOverlapViews(int64_t elemSize, const uint8_t *src,
+                         const std::vector<int64_t> &srcDims, const Block &srcBlock,
+                         uint8_t *dst, const std::vector<int64_t> &dstDims,
+                         const Block &dstBlock);
+
 /// "S0,B" for messages and checkpoint tables.
 std::string sbpText(const Sbp &sbp);
 

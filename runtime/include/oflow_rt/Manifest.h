@@ -34,6 +34,12 @@ struct TensorSlot {
   /// this rank's piece, which is what the buffer holds at `offset`.
   Sbp sbp;
   std::vector<int64_t> localDims;
+  /// The `view=` token: the shape of a tensor stored flat (the same
+  /// row-major elements in `dims`, which the mesh splits); empty otherwise.
+  std::vector<int64_t> view;
+
+  /// The shape files, checkpoints' tables and users see.
+  const std::vector<int64_t> &shape() const { return view.empty() ? dims : view; }
 
   /// The global tensor's bytes (what files and gathered outputs hold).
   int64_t bytes() const { return numElements(dims) * dtypeSize(dtype); }

@@ -387,6 +387,11 @@ void mgpuSetDefaultDevice(int32_t device);
  * the manifest is rejected). `scalar` records take no sbp: every rank holds
  * them whole, and the train/grads `loss` output must be broadcast (every
  * rank logs the same number; rank 0 prints it).
+ * Flat state. A `var` or `grad` record may end with `view=<d0>x<d1>...`
+ * (after sbp=): the tensor is stored as <dims> (e.g. [g, n/g], which the
+ * mesh splits: oflow-flatten-state) but is the same row-major elements as
+ * a tensor of shape <view>, the shape weight files, exports, dumps and
+ * checkpoint tables use. The element counts must agree.
  * oflow_state_init and `weights` files hold GLOBAL values: each rank slices
  * its piece. Inputs: each rank feeds its piece of the global batch rows of
  * the row rule. Outputs and grads: gathered into the global tensor where a

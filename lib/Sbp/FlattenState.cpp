@@ -1,0 +1,416 @@
+//===- FlattenState.cpp - sharded state stored flat (FSDP) ----------------===//
+//
+// See Passes.td. --shard-state splits a variable along a tensor axis that a
+// mesh axis divides. GPT-2 XL's 1600x1600 weights on 128x8 devices have
+// none for the 128: each node would hold a whole copy of their state, 40x
+// ZeRO-3's closed form. Stored as the row-major view [g, n/g] with
+// g = gcd(n, devices), the same bytes split over every device.
+//
+//===----------------------------------------------------------------------===//
+#include "oflow/Sbp/Passes.h"
+
+#include "OFlow/OFlowOps.h"
+#include "oflow/Sbp/SbpConversions.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "llvm/Support/GlobPattern.h"
+
+#include <numeric>
+
+namespace oflow {
+#define GEN_PASS_DEF_FLATTENSTATE
+#include "oflow/Sbp/Passes.h.inc"
+} // namespace oflow
+
+using namespace mlir;
+namespace of = mlir::oflow;
+
+namespace oflow {
+namespace {
+
+/// A variable's own shape, recorded where it is stored flat.
+constexpr StringLiteral kViewAttr = of::OFlowDialect::kViewAttrName;
+
+RankedTensorType withShape(Type type, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, cast<RankedTensorType>(type).getElementType());
+}
+
+bool hasShape(Value value, ArrayRef<int64_t> shape) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.getShape() == shape;
+}
+
+bool isScalar(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.getRank() == 0;
+}
+
+/// Ops an update may be made of: elementwise, with scalars broadcast.
+bool isElementwise(Operation *op) {
+  if (op->getNumResults() != 1 || op->getNumRegions() != 0)
+    return false;
+  return op->hasTrait<OpTrait::Elementwise>() ||
+         isa<of::AddOp, of::SubOp, of::MulOp, of::DivOp, of::PowOp, of::MaxOp, of::MinOp,
+             of::CompareOp, of::WhereOp>(op);
+}
+
+/// A parameter and its optimizer slots.
+struct Group {
+  of::VariableOp param;
+  SmallVector<of::VariableOp> slots;
+  SmallVector<int64_t> shape, flat;
+  llvm::StringSet<> names;      // every member
+  llvm::StringSet<> flatNames;  // the members stored flat
+};
+
+/// The update of one group in one function: the ops between the reads of
+/// its flat members and the writes of its members.
+struct Update {
+  llvm::SetVector<Operation *> ops; // in block order
+  SmallVector<of::ReadVariableOp> reads;
+  SmallVector<of::WriteVariableOp> writes;
+};
+
+class Flattener {
+public:
+  Flattener(ModuleOp module, of::MeshAttr mesh, StringRef shardState,
+            ArrayRef<std::string> flat)
+      : module(module), mesh(mesh), shardState(shardState),
+        microAxis(sbp::microBatchAxis(mesh)) {
+    for (const std::string &name : flat)
+      named.insert(name);
+  }
+
+  LogicalResult parseHints(ArrayRef<std::string> texts);
+  void run();
+
+private:
+  /// The layout a hint (or the variable's own `sbp`) gives `var`; null if none.
+  of::NdSbpAttr hintFor(of::VariableOp var);
+  bool wantsFlat(of::VariableOp var, bool isParam, bool paramHinted, const Group &g);
+  FailureOr<Update> findUpdate(func::FuncOp fn, const Group &g);
+  void flatten(Group &g, ArrayRef<std::pair<func::FuncOp, Update>> updates);
+  Value toShape(OpBuilder &b, Value value, ArrayRef<int64_t> shape) {
+    return of::ReshapeOp::create(b, value.getLoc(), withShape(value.getType(), shape), value,
+                                 b.getDenseI64ArrayAttr(shape));
+  }
+
+  ModuleOp module;
+  of::MeshAttr mesh;
+  StringRef shardState;
+  std::optional<int64_t> microAxis;
+  SmallVector<std::pair<llvm::GlobPattern, of::NdSbpAttr>> hints;
+  llvm::StringSet<> named; // stored flat whatever their hints say
+};
+
+LogicalResult Flattener::parseHints(ArrayRef<std::string> texts) {
+  MLIRContext *ctx = module.getContext();
+  int64_t userAxes = mesh.getNumAxes() - (microAxis ? 1 : 0);
+  for (const std::string &text : texts) {
+    auto [name, layoutText] = StringRef(text).split('=');
+    FailureOr<of::NdSbpAttr> layout = sbp::parseLayoutText(ctx, layoutText, userAxes);
+    auto pattern = llvm::GlobPattern::create(name);
+    // oflow-infer-sbp reports bad hints; here they only go unused.
+    if (failed(layout) || !pattern) {
+      if (!pattern)
+        llvm::consumeError(pattern.takeError());
+      continue;
+    }
+    of::NdSbpAttr full = *layout;
+    if (microAxis) {
+      SmallVector<of::SbpAttr> entries(full.getEntries());
+      entries.push_back(of::SbpAttr::getBroadcast(ctx));
+      full = of::NdSbpAttr::get(ctx, entries);
+    }
+    hints.push_back({std::move(*pattern), full});
+  }
+  return success();
+}
+
+of::NdSbpAttr Flattener::hintFor(of::VariableOp var) {
+  if (of::NdSbpAttr own = var.getSbpAttr())
+    return own;
+  for (auto &[pattern, layout] : hints)
+    if (pattern.match(var.getSymName()))
+      return layout;
+  if (var.getModelName())
+    for (auto &[pattern, layout] : hints)
+      if (pattern.match(*var.getModelName()))
+        return layout;
+  return {};
+}
+
+bool Flattener::wantsFlat(of::VariableOp var, bool isParam, bool paramHinted,
+                          const Group &g) {
+  // A plan file's flat variable; a hinted one keeps its shape (a hint that
+  // does not divide it is an error oflow-infer-sbp reports).
+  if (named.contains(var.getSymName()))
+    return true;
+  if (hintFor(var))
+    return false;
+  bool node = shardState == "node";
+  if (isParam ? !(shardState == "all" || node)
+              : (shardState == "none" || paramHinted))
+    return false;
+  int64_t own = sbp::splitPieces(
+      mesh, sbp::shardedLayout(mesh, microAxis, g.shape, nullptr, node));
+  int64_t flat = sbp::splitPieces(
+      mesh, sbp::shardedLayout(mesh, microAxis, g.flat, nullptr, node));
+  return flat > own;
+}
+
+FailureOr<Update> Flattener::findUpdate(func::FuncOp fn, const Group &g) {
+  Update u;
+  fn.walk([&](Operation *op) {
+    if (auto read = dyn_cast<of::ReadVariableOp>(op)) {
+      if (g.flatNames.contains(read.getVariable()))
+        u.reads.push_back(read);
+    } else if (auto write = dyn_cast<of::WriteVariableOp>(op)) {
+      if (g.names.contains(write.getVariable()))
+        u.writes.push_back(write);
+    }
+  });
+  // Forward from the flat reads, backward from the writes.
+  DenseSet<Operation *> downstream;
+  SmallVector<Operation *> work;
+  for (of::ReadVariableOp read : u.reads)
+    work.push_back(read);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    for (Operation *user : op->getUsers())
+      if (isElementwise(user) && downstream.insert(user).second)
+        work.push_back(user);
+  }
+  DenseSet<Operation *> upstream;
+  for (of::WriteVariableOp write : u.writes)
+    if (Operation *def = write.getValue().getDefiningOp())
+      work.push_back(def);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!downstream.contains(op) || !upstream.insert(op).second)
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        work.push_back(def);
+  }
+  // In block order, each made of the group's shape or scalars.
+  for (Operation &op : fn.getBody().front()) {
+    if (!upstream.contains(&op))
+      continue;
+    if (!hasShape(op.getResult(0), g.shape))
+      return failure();
+    for (Value operand : op.getOperands())
+      if (!isScalar(operand) && !hasShape(operand, g.shape))
+        return failure();
+    u.ops.insert(&op);
+  }
+  if (u.ops.size() != upstream.size())
+    return failure(); // an update op inside a region
+  // A flat member's new value must come out of the update (or be its read).
+  for (of::WriteVariableOp write : u.writes) {
+    if (!g.flatNames.contains(write.getVariable()))
+      continue;
+    Operation *def = write.getValue().getDefiningOp();
+    auto read = dyn_cast_or_null<of::ReadVariableOp>(def);
+    if (!def || (!u.ops.contains(def) && !(read && g.flatNames.contains(read.getVariable()))))
+      return failure();
+  }
+  return u;
+}
+
+void Flattener::flatten(Group &g, ArrayRef<std::pair<func::FuncOp, Update>> updates) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  auto view = DenseI64ArrayAttr::get(ctx, g.shape);
+  SmallVector<of::VariableOp> members = {g.param};
+  llvm::append_range(members, g.slots);
+  for (of::VariableOp var : members) {
+    if (!g.flatNames.contains(var.getSymName()))
+      continue;
+    RankedTensorType flatType = withShape(var.getType(), g.flat);
+    if (auto init = var.getInitialValueAttr()) {
+      if (auto dense = dyn_cast<DenseElementsAttr>(init))
+        var.setInitialValueAttr(dense.reshape(flatType));
+      else
+        var.setInitialValueAttr(DenseResourceElementsAttr::get(
+            flatType, cast<DenseResourceElementsAttr>(init).getRawHandle()));
+    }
+    // A recipe draws element i of the row-major order, whatever the shape.
+    if (of::InitAttr recipe = var.getInitializerAttr())
+      var.setInitializerAttr(of::InitAttr::get(ctx, recipe.getKind(), recipe.getA(),
+                                               recipe.getB(), recipe.getSeed(), flatType));
+    var.setType(flatType);
+    var->setAttr(kViewAttr, view);
+  }
+  for (auto &[fn, u] : updates) {
+    // Reads: flat; their users outside the update see the own shape.
+    for (of::ReadVariableOp read : u.reads) {
+      Value value = read.getValue();
+      value.setType(withShape(value.getType(), g.flat));
+      b.setInsertionPointAfter(read);
+      Value own;
+      for (OpOperand &use : llvm::make_early_inc_range(value.getUses())) {
+        if (u.ops.contains(use.getOwner()))
+          continue;
+        if (auto write = dyn_cast<of::WriteVariableOp>(use.getOwner()))
+          if (g.flatNames.contains(write.getVariable()))
+            continue;
+        if (!own)
+          own = toShape(b, value, g.shape);
+        use.set(own);
+      }
+    }
+    // The update on the flat view: other values of the own shape enter
+    // through a reshape each (made once, before their first use here).
+    DenseMap<Value, Value> entered;
+    for (Operation *op : u.ops) {
+      for (OpOperand &operand : op->getOpOperands()) {
+        Value v = operand.get();
+        Operation *def = v.getDefiningOp();
+        if (isScalar(v) || (def && u.ops.contains(def)) || hasShape(v, g.flat))
+          continue;
+        Value &flat = entered[v];
+        if (!flat) {
+          b.setInsertionPoint(op);
+          flat = toShape(b, v, g.flat);
+        }
+        operand.set(flat);
+      }
+      Value result = op->getResult(0);
+      result.setType(withShape(result.getType(), g.flat));
+    }
+    // Users past the update (other than writes) see the own shape again.
+    for (Operation *op : u.ops) {
+      Value result = op->getResult(0);
+      Value own;
+      for (OpOperand &use : llvm::make_early_inc_range(result.getUses())) {
+        if (u.ops.contains(use.getOwner()) || isa<of::WriteVariableOp>(use.getOwner()))
+          continue;
+        if (!own) {
+          b.setInsertionPointAfter(op);
+          own = toShape(b, result, g.shape);
+        }
+        use.set(own);
+      }
+    }
+    for (of::WriteVariableOp write : u.writes) {
+      bool flatVar = g.flatNames.contains(write.getVariable());
+      Value value = write.getValue();
+      if (flatVar == hasShape(value, g.flat))
+        continue;
+      b.setInsertionPoint(write);
+      write.getValueMutable().assign(toShape(b, value, flatVar ? g.flat : g.shape));
+    }
+  }
+  // A grads entry's gradient of a flat parameter: returned flat, in the
+  // parameter's layout (so that it is no larger than the parameter).
+  if (!g.flatNames.contains(g.param.getSymName()))
+    return;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isExternal())
+      continue;
+    auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+    bool changed = false;
+    for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+      auto of = fn.getResultAttrOfType<StringAttr>(i, "oflow.grad_of");
+      if (!of || of.getValue() != g.param.getSymName() ||
+          !hasShape(ret.getOperand(i), g.shape))
+        continue;
+      b.setInsertionPoint(ret);
+      ret->setOperand(i, toShape(b, ret.getOperand(i), g.flat));
+      fn.setResultAttr(i, kViewAttr, view);
+      changed = true;
+    }
+    if (changed)
+      fn.setType(FunctionType::get(ctx, fn.getArgumentTypes(), ret.getOperandTypes()));
+  }
+}
+
+void Flattener::run() {
+  int64_t devices = 1;
+  for (auto [a, size] : llvm::enumerate(mesh.getShape()))
+    if (static_cast<int64_t>(a) != microAxis)
+      devices *= size;
+  if (devices == 1)
+    return;
+  llvm::StringMap<Group> groups;
+  SmallVector<StringRef> order;
+  for (auto var : module.getOps<of::VariableOp>())
+    if (var.getRole() == of::VariableRole::param) {
+      groups[var.getSymName()].param = var;
+      order.push_back(var.getSymName());
+    }
+  for (auto var : module.getOps<of::VariableOp>())
+    if (var.getRole() == of::VariableRole::optimizer && var.getOfAttr()) {
+      auto it = groups.find(var.getOfAttr().getValue());
+      if (it != groups.end())
+        it->second.slots.push_back(var);
+    }
+  for (StringRef name : order) {
+    Group &g = groups[name];
+    auto type = cast<RankedTensorType>(g.param.getType());
+    g.shape.assign(type.getShape().begin(), type.getShape().end());
+    int64_t n = type.getNumElements();
+    int64_t rows = std::gcd(n, devices);
+    if (type.getRank() == 0 || rows == 1)
+      continue;
+    g.flat = {rows, n / rows};
+    bool paramHinted = static_cast<bool>(hintFor(g.param));
+    if (wantsFlat(g.param, /*isParam=*/true, paramHinted, g))
+      g.flatNames.insert(g.param.getSymName());
+    for (of::VariableOp slot : g.slots)
+      if (cast<RankedTensorType>(slot.getType()).getShape() == ArrayRef(g.shape) &&
+          wantsFlat(slot, /*isParam=*/false, paramHinted, g))
+        g.flatNames.insert(slot.getSymName());
+    if (g.flatNames.empty())
+      continue;
+    g.names.insert(g.param.getSymName());
+    for (of::VariableOp slot : g.slots)
+      g.names.insert(slot.getSymName());
+    // Stored values that cannot be viewed flat leave the group as it is.
+    auto viewable = [&](of::VariableOp var) {
+      Attribute init = var.getInitialValueAttr();
+      return !g.flatNames.contains(var.getSymName()) || !init ||
+             isa<DenseElementsAttr, DenseResourceElementsAttr>(init);
+    };
+    if (!viewable(g.param) || !llvm::all_of(g.slots, viewable))
+      continue;
+    SmallVector<std::pair<func::FuncOp, Update>> updates;
+    bool ok = true;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      FailureOr<Update> u = findUpdate(fn, g);
+      if (failed(u)) {
+        ok = false;
+        break;
+      }
+      updates.push_back({fn, std::move(*u)});
+    }
+    if (ok)
+      flatten(g, updates);
+  }
+}
+
+struct FlattenStatePass : impl::FlattenStateBase<FlattenStatePass> {
+  using FlattenStateBase::FlattenStateBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto mesh = module->getAttrOfType<of::MeshAttr>(of::OFlowDialect::kMeshAttrName);
+    if (!mesh)
+      return;
+    Flattener flattener(module, mesh, shardState, flat);
+    if (failed(flattener.parseHints(hints)))
+      return signalPassFailure();
+    flattener.run();
+  }
+};
+
+} // namespace
+} // namespace oflow
