@@ -73,8 +73,9 @@ static LogicalResult verifySbpOnType(Operation *op, Attribute attr, Type type,
   });
 }
 
-/// `oflow.view`: the shape of a tensor stored flat, as many elements as
-/// its type (its global type: after oflow-partition types are pieces).
+/// `oflow.view`: the shape of a tensor stored flat, at most as many elements
+/// as its type (the rest is padding; its global type: after oflow-partition
+/// types are pieces).
 static LogicalResult verifyView(Operation *op, Attribute view, Type type,
                                 const Twine &what) {
   auto shape = dyn_cast<DenseI64ArrayAttr>(view);
@@ -85,9 +86,9 @@ static LogicalResult verifyView(Operation *op, Attribute view, Type type,
   int64_t elements = 1;
   for (int64_t d : shape.asArrayRef())
     elements *= d;
-  if (!isPartitioned(op) && elements != tensor.getNumElements())
+  if (!isPartitioned(op) && elements > tensor.getNumElements())
     return op->emitError() << "'" << OFlowDialect::kViewAttrName << "' on " << what
-                           << " has " << elements << " elements, the tensor "
+                           << " has " << elements << " elements, more than the tensor's "
                            << tensor.getNumElements();
   return success();
 }

@@ -65,6 +65,7 @@ struct Group {
   of::VariableOp param;
   SmallVector<of::VariableOp> slots;
   SmallVector<int64_t> shape, flat;
+  int64_t elements = 0; // of `shape`; `flat` holds more when padded
   llvm::StringSet<> names;      // every member
   llvm::StringSet<> flatNames;  // the members stored flat
 };
@@ -97,8 +98,30 @@ private:
   FailureOr<Update> findUpdate(func::FuncOp fn, const Group &g);
   void flatten(Group &g, ArrayRef<std::pair<func::FuncOp, Update>> updates);
   Value toShape(OpBuilder &b, Value value, ArrayRef<int64_t> shape) {
+    if (hasShape(value, shape))
+      return value;
     return of::ReshapeOp::create(b, value.getLoc(), withShape(value.getType(), shape), value,
                                  b.getDenseI64ArrayAttr(shape));
+  }
+  /// A value of the group's own shape in its stored view: zeros after its
+  /// elements where the view is padded.
+  Value toStorage(OpBuilder &b, Value value, const Group &g) {
+    int64_t stored = g.flat[0] * g.flat[1];
+    if (stored == g.elements)
+      return toShape(b, value, g.flat);
+    Value row = toShape(b, value, {g.elements});
+    Value padded = of::SliceBackwardOp::create(b, value.getLoc(), row, {stored}, {0},
+                                               {g.elements}, {1});
+    return toShape(b, padded, g.flat);
+  }
+  /// The inverse: the stored view's first elements in the group's shape.
+  Value toOwn(OpBuilder &b, Value value, const Group &g) {
+    int64_t stored = g.flat[0] * g.flat[1];
+    if (stored == g.elements)
+      return toShape(b, value, g.shape);
+    Value row = toShape(b, value, {stored});
+    Value head = of::SliceOp::create(b, value.getLoc(), row, {0}, {g.elements}, {1});
+    return toShape(b, head, g.shape);
   }
 
   ModuleOp module;
@@ -224,6 +247,30 @@ FailureOr<Update> Flattener::findUpdate(func::FuncOp fn, const Group &g) {
   return u;
 }
 
+/// `init`'s elements as `flatType`: the same bytes, zeros after them where
+/// the view is padded (a splat stays a splat: its value there is unused).
+ElementsAttr storedInitialValue(ElementsAttr init, RankedTensorType flatType,
+                                StringRef name) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(init)) {
+    if (dense.isSplat())
+      return DenseElementsAttr::get(flatType, dense.getSplatValue<Attribute>());
+    if (dense.getNumElements() == flatType.getNumElements())
+      return dense.reshape(flatType);
+    SmallVector<char> bytes(dense.getRawData());
+    bytes.resize(flatType.getNumElements() * (bytes.size() / dense.getNumElements()), 0);
+    return DenseElementsAttr::getFromRawBuffer(flatType, bytes);
+  }
+  auto resource = cast<DenseResourceElementsAttr>(init);
+  if (resource.getNumElements() == flatType.getNumElements())
+    return DenseResourceElementsAttr::get(flatType, resource.getRawHandle());
+  ArrayRef<char> data = resource.getRawHandle().getBlob()->getData();
+  SmallVector<char> bytes(data);
+  bytes.resize(flatType.getNumElements() * (data.size() / resource.getNumElements()), 0);
+  return DenseResourceElementsAttr::get(
+      flatType, (name + ".stored").str(),
+      HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef<char>(bytes)));
+}
+
 void Flattener::flatten(Group &g, ArrayRef<std::pair<func::FuncOp, Update>> updates) {
   MLIRContext *ctx = module.getContext();
   OpBuilder b(ctx);
@@ -234,13 +281,8 @@ void Flattener::flatten(Group &g, ArrayRef<std::pair<func::FuncOp, Update>> upda
     if (!g.flatNames.contains(var.getSymName()))
       continue;
     RankedTensorType flatType = withShape(var.getType(), g.flat);
-    if (auto init = var.getInitialValueAttr()) {
-      if (auto dense = dyn_cast<DenseElementsAttr>(init))
-        var.setInitialValueAttr(dense.reshape(flatType));
-      else
-        var.setInitialValueAttr(DenseResourceElementsAttr::get(
-            flatType, cast<DenseResourceElementsAttr>(init).getRawHandle()));
-    }
+    if (auto init = var.getInitialValueAttr())
+      var.setInitialValueAttr(storedInitialValue(init, flatType, var.getSymName()));
     // A recipe draws element i of the row-major order, whatever the shape.
     if (of::InitAttr recipe = var.getInitializerAttr())
       var.setInitializerAttr(of::InitAttr::get(ctx, recipe.getKind(), recipe.getA(),
@@ -262,7 +304,7 @@ void Flattener::flatten(Group &g, ArrayRef<std::pair<func::FuncOp, Update>> upda
           if (g.flatNames.contains(write.getVariable()))
             continue;
         if (!own)
-          own = toShape(b, value, g.shape);
+          own = toOwn(b, value, g);
         use.set(own);
       }
     }
@@ -278,7 +320,7 @@ void Flattener::flatten(Group &g, ArrayRef<std::pair<func::FuncOp, Update>> upda
         Value &flat = entered[v];
         if (!flat) {
           b.setInsertionPoint(op);
-          flat = toShape(b, v, g.flat);
+          flat = toStorage(b, v, g);
         }
         operand.set(flat);
       }
@@ -294,7 +336,7 @@ void Flattener::flatten(Group &g, ArrayRef<std::pair<func::FuncOp, Update>> upda
           continue;
         if (!own) {
           b.setInsertionPointAfter(op);
-          own = toShape(b, result, g.shape);
+          own = toOwn(b, result, g);
         }
         use.set(own);
       }
@@ -305,7 +347,7 @@ void Flattener::flatten(Group &g, ArrayRef<std::pair<func::FuncOp, Update>> upda
       if (flatVar == hasShape(value, g.flat))
         continue;
       b.setInsertionPoint(write);
-      write.getValueMutable().assign(toShape(b, value, flatVar ? g.flat : g.shape));
+      write.getValueMutable().assign(flatVar ? toStorage(b, value, g) : toOwn(b, value, g));
     }
   }
   // A grads entry's gradient of a flat parameter: returned flat, in the
@@ -323,7 +365,7 @@ void Flattener::flatten(Group &g, ArrayRef<std::pair<func::FuncOp, Update>> upda
           !hasShape(ret.getOperand(i), g.shape))
         continue;
       b.setInsertionPoint(ret);
-      ret->setOperand(i, toShape(b, ret.getOperand(i), g.flat));
+      ret->setOperand(i, toStorage(b, ret.getOperand(i), g));
       fn.setResultAttr(i, kViewAttr, view);
       changed = true;
     }
@@ -357,10 +399,12 @@ void Flattener::run() {
     auto type = cast<RankedTensorType>(g.param.getType());
     g.shape.assign(type.getShape().begin(), type.getShape().end());
     int64_t n = type.getNumElements();
-    int64_t rows = std::gcd(n, devices);
-    if (type.getRank() == 0 || rows == 1)
+    if (type.getRank() == 0 || n == 0)
       continue;
-    g.flat = {rows, n / rows};
+    // One row per device, the last rows padded with zeros where the
+    // devices do not divide the elements (as FSDP pads its flat parameters).
+    g.elements = n;
+    g.flat = {devices, llvm::divideCeil(n, devices)};
     bool paramHinted = static_cast<bool>(hintFor(g.param));
     if (wantsFlat(g.param, /*isParam=*/true, paramHinted, g))
       g.flatNames.insert(g.param.getSymName());
@@ -376,8 +420,11 @@ void Flattener::run() {
     // Stored values that cannot be viewed flat leave the group as it is.
     auto viewable = [&](of::VariableOp var) {
       Attribute init = var.getInitialValueAttr();
+      auto dense = dyn_cast_or_null<DenseElementsAttr>(init);
+      auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(init);
       return !g.flatNames.contains(var.getSymName()) || !init ||
-             isa<DenseElementsAttr, DenseResourceElementsAttr>(init);
+             (dense && !dense.getElementType().isInteger(1)) ||
+             (resource && resource.getRawHandle().getBlob());
     };
     if (!viewable(g.param) || !llvm::all_of(g.slots, viewable))
       continue;

@@ -50,7 +50,7 @@ void exportOnnx(const std::string &path, const uint8_t *model,
     init.clear_uint64_data();
     init.clear_external_data();
     init.clear_data_location();
-    init.set_raw_data(valueOf(v), v.bytes());
+    init.set_raw_data(valueOf(v), v.shapeBytes());
     wanted.erase(it);
   }
   if (!wanted.empty())

@@ -1,5 +1,6 @@
 //===- Layout.cpp - which block of a global tensor a rank holds -----------===//
 #include "oflow_rt/Layout.h"
+#include "oflow_rt/DType.h"
 
 #include <algorithm>
 #include <cstring>
@@ -112,11 +113,40 @@ std::string sbpText(const Sbp &sbp) {
   return s.empty() ? "B" : s;
 }
 
+int64_t blockElementsBelow(const std::vector<int64_t> &dims, const Block &block,
+                           int64_t limit) {
+  if (numElements(dims) <= limit)
+    return block.elements();
+  if (dims.empty() || block.elements() == 0)
+    return 0;
+  // Rows along the last dim: each a run of row-major indices.
+  size_t rank = dims.size();
+  std::vector<int64_t> stride(rank, 1);
+  for (size_t d = rank - 1; d-- > 0;)
+    stride[d] = stride[d + 1] * dims[d + 1];
+  std::vector<int64_t> idx(rank, 0);
+  int64_t count = 0;
+  while (true) {
+    int64_t start = 0;
+    for (size_t d = 0; d < rank; ++d)
+      start += (block.offset[d] + idx[d]) * stride[d];
+    count += std::clamp<int64_t>(limit - start, 0, block.size.back());
+    size_t d = rank - 1;
+    while (d-- > 0) {
+      if (++idx[d] < block.size[d])
+        break;
+      idx[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1))
+      return count;
+  }
+}
+
 int64_t copyOverlapViews(int64_t elemSize, const uint8_t *src,
                          const std::vector<int64_t> &srcDims, const Block &srcBlock,
                          uint8_t *dst, const std::vector<int64_t> &dstDims,
-                         const Block &dstBlock) {
-  if (srcDims == dstDims)
+                         const Block &dstBlock, int64_t limit) {
+  if (srcDims == dstDims && numElements(srcDims) <= limit)
     return copyOverlap(elemSize, src, srcBlock, dst, dstBlock);
   if (srcDims.empty() || dstDims.empty() || srcBlock.elements() == 0 ||
       dstBlock.elements() == 0)
@@ -141,6 +171,8 @@ int64_t copyOverlapViews(int64_t elemSize, const uint8_t *src,
       flat += (srcBlock.offset[d] + idx[d]) * sGlobal[d];
     for (int64_t done = 0; done < run;) {
       int64_t f = flat + done;
+      if (f >= limit)
+        break; // padding, to the end of this row and every later one
       // The destination coordinates of f; the rest of its destination row
       // is the most one step may take.
       int64_t t = 0;
@@ -162,7 +194,7 @@ int64_t copyOverlapViews(int64_t elemSize, const uint8_t *src,
       } else if (c < lo) {
         step = lo - c;
       } else {
-        step = std::min(run - done, hi - c);
+        step = std::min({run - done, hi - c, limit - f});
         std::memcpy(dst + (t + c - lo) * elemSize, src + (at + done) * elemSize,
                     step * elemSize);
         copied += step;

@@ -121,7 +121,8 @@ public:
       throw error("bad '" + w + "'");
     return r;
   }
-  /// The optional trailing `view=AxBxC` token: as many elements as `dims`.
+  /// The optional trailing `view=AxBxC` token: at most as many elements as
+  /// `dims` (the rest is padding).
   std::vector<int64_t> view(const std::vector<int64_t> &dims) {
     if (done() || tokens[pos].rfind("view=", 0) != 0)
       return {};
@@ -136,9 +137,9 @@ public:
         throw error("bad '" + w + "'");
       shape.push_back(d);
     }
-    if (shape.empty() || numElements(shape) != numElements(dims))
-      throw error("'" + w + "' does not have the tensor's " +
-                  std::to_string(numElements(dims)) + " elements");
+    if (shape.empty() || numElements(shape) > numElements(dims))
+      throw error("'" + w + "' has more elements than the tensor's " +
+                  std::to_string(numElements(dims)));
     return shape;
   }
   /// The optional trailing `init=KIND:a:b:seed` token of a var.

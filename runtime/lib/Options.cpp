@@ -241,7 +241,7 @@ std::string trainHelp(const std::string &exe, const Manifest &m) {
   int64_t params = 0;
   for (const VarRecord &v : m.vars)
     if (v.kind == VarKind::Param)
-      params += numElements(v.dims);
+      params += numElements(v.shape());
   h += "parameters: " + std::to_string(params) + " values in " +
        std::to_string(m.grads.size()) + " trained tensors\n";
   for (const std::string &line : m.info)

@@ -172,14 +172,14 @@ void Trainer::dumpGrads(int64_t step) {
     const uint8_t *src = global.data();
     if (g.dtype == DType::BF16) { // NumPy has no bfloat16: widen exactly
       t.dtype = DType::F32;
-      int64_t n = numElements(g.dims);
+      int64_t n = numElements(g.shape());
       t.data.resize(n * 4);
       for (int64_t i = 0; i < n; ++i) {
         uint32_t bits = uint32_t(src[2 * i] | src[2 * i + 1] << 8) << 16;
         std::memcpy(t.data.data() + 4 * i, &bits, 4);
       }
     } else {
-      t.data.assign(src, src + g.bytes());
+      t.data.assign(src, src + g.shapeBytes());
     }
     writeNpy(o.dumpGradsDir + "/" + fileNameFor(g.name) + ".npy", t);
   }
@@ -205,6 +205,7 @@ void Trainer::dumpWeights(int64_t first) {
     t.dtype = v.dtype;
     t.dims = v.shape();
     t.data = std::move(global);
+    t.data.resize(v.shapeBytes()); // a flat store's padding is not the weight's
     writeNpy(o.dumpWeightsDir + "/" + fileNameFor(v.name) + ".npy", t);
     ++written;
   }

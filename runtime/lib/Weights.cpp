@@ -40,8 +40,10 @@ int loadWeights(const std::string &modelPath, const Manifest &m,
       throw Error(what + " is " + dtypeName(t.dtype) + shapeText(t.dims) +
                   ", the program's variable is " + dtypeName(v.dtype) +
                   shapeText(v.shape()));
-    if (!t.data.empty()) // the file holds the global value: take our piece
+    if (!t.data.empty()) { // the file holds the global value: take our piece
+      t.data.resize(v.bytes(), 0); // a flat store's padding: zeros
       copyMyPiece(v, t.data.data(), state + v.offset);
+    }
     ++filled;
   }
   return filled;

@@ -3,7 +3,8 @@
 weights and optimizer state where the mesh divides no dimension of a tensor.
 
 A GPT from the generator with d 42 (42x42 attention weights: 4 divides
-neither side, but their 1764 elements) on 4 devices:
+neither side, but their 1764 elements; 42-element biases, padded to 44) on
+4 devices:
 
   1. the plan stores those weights (ZeRO-3) or their AdamW moments (ZeRO-2)
      as 4x441, a quarter per device, where the plain layout kept them whole;
@@ -108,8 +109,10 @@ def main():
         check(weight in z22 and z22[weight]["global"] == "42x42",
               f"ZeRO-3 on 2x2 (which divides 42 on each side): not flat ({z22.get(weight)})")
         biases = [t for n, t in z3.items() if n.endswith("attn.q.bias")]
-        check(biases and all(t["global"] == "42" for t in biases),
-              "a 42-element bias (4 divides neither 42 nor its flat view 2x21) keeps its shape")
+        check(biases and all(t["global"] == "4x11" and t.get("view") == "42" and
+                             t["local"] == "1x11" for t in biases),
+              f"a 42-element bias (4 does not divide 42) stored padded as 4x11, 11 per device "
+              f"({biases[:1]})")
         # The plan as a file compiles to the same plan (the hints say flat).
         plan_file = os.path.join(tmp, "zero3.json")
         run([cc, model, "--emit=plan-json", "-o", plan_file] + common + plans["zero3"])

@@ -76,7 +76,7 @@ std::string program(const std::string &mesh, const std::string &w,
 std::map<std::string, std::vector<uint8_t>> globals(const Manifest &m) {
   std::map<std::string, std::vector<uint8_t>> g;
   for (const VarRecord &v : m.vars) {
-    std::vector<uint8_t> bytes(v.bytes());
+    std::vector<uint8_t> bytes(v.shapeBytes());
     for (size_t i = 0; i < bytes.size(); ++i)
       bytes[i] = static_cast<uint8_t>(i * 7 + v.name[0]);
     g[v.name] = bytes;
@@ -87,9 +87,12 @@ std::map<std::string, std::vector<uint8_t>> globals(const Manifest &m) {
 std::vector<uint8_t> stateOf(const Manifest &m, const std::vector<int64_t> &coords,
                              std::map<std::string, std::vector<uint8_t>> &g) {
   std::vector<uint8_t> s(m.stateBytes, 0xEE);
+  // `g` holds each variable in its own shape; a flat store's padding is
+  // left as it was (no checkpoint has it).
   for (const VarRecord &v : m.vars)
-    copyOverlap(dtypeSize(v.dtype), g[v.name].data(), wholeBlock(v.dims),
-                s.data() + v.offset, localBlock(v.dims, v.sbp, m.mesh, coords));
+    copyOverlapViews(dtypeSize(v.dtype), g[v.name].data(), v.shape(), wholeBlock(v.shape()),
+                     s.data() + v.offset, v.dims, localBlock(v.dims, v.sbp, m.mesh, coords),
+                     numElements(v.shape()));
   return s;
 }
 
@@ -148,11 +151,13 @@ TEST(Checkpoint, ReshardsAcrossMeshesAndPlans) {
 
 TEST(Layout, CopyOverlapBetweenViews) {
   // Every block pair of two row-major views of 36 elements against an
-  // element-by-element reference: the elements at the same row-major index.
-  std::vector<std::vector<int64_t>> views = {{6, 6}, {4, 9}, {3, 12}, {36}, {2, 3, 6}};
+  // element-by-element reference: the elements at the same row-major index
+  // (of 4x10 and 8x5, the first 36: the rest is a flat store's padding).
+  std::vector<std::vector<int64_t>> views = {{6, 6}, {4, 9}, {3, 12}, {36}, {2, 3, 6},
+                                             {4, 10}, {8, 5}};
   auto blocksOf = [](const std::vector<int64_t> &dims) {
     std::vector<Block> blocks = {wholeBlock(dims)};
-    for (int64_t pieces : {2, 3, 4})
+    for (int64_t pieces : {2, 3, 4, 8})
       for (size_t d = 0; d < dims.size(); ++d)
         if (dims[d] % pieces == 0)
           for (int64_t p = 0; p < pieces; ++p) {
@@ -185,15 +190,19 @@ TEST(Layout, CopyOverlapBetweenViews) {
           int64_t expected = 0;
           for (int64_t j = 0; j < dst.elements(); ++j)
             for (int64_t i = 0; i < src.elements(); ++i)
-              if (in[i] == flatIndex(to, dst, j)) {
+              if (in[i] < 36 && in[i] == flatIndex(to, dst, j)) {
                 want[j] = in[i];
                 ++expected;
               }
           int64_t copied = copyOverlapViews(
               4, reinterpret_cast<const uint8_t *>(in.data()), from, src,
-              reinterpret_cast<uint8_t *>(out.data()), to, dst);
+              reinterpret_cast<uint8_t *>(out.data()), to, dst, 36);
           ASSERT_EQ(copied, expected);
           ASSERT_EQ(out, want);
+          int64_t below = 0;
+          for (int64_t j = 0; j < dst.elements(); ++j)
+            below += flatIndex(to, dst, j) < 36;
+          ASSERT_EQ(blockElementsBelow(to, dst, 36), below);
         }
 }
 
@@ -218,6 +227,12 @@ TEST(Checkpoint, ReshardsStateStoredFlat) {
       "oflow-manifest 1\nmode train\nstate_bytes 640\n"
       "var w param f32 2 6 6 0 -1\nvar m optimizer f32 2 6 6 256 -1\n"
       "var b param f32 1 4 512 -1\n");
+  // On 8 devices the 36 elements are padded to 8x5.
+  Manifest padded8 = parseManifest(
+      "oflow-manifest 1\nmode train\nstate_bytes 640\nmesh 8\n"
+      "var w param f32 2 8 5 0 -1 sbp=S0 view=6x6\n"
+      "var m optimizer f32 2 8 5 256 -1 sbp=S0 view=6x6\n"
+      "var b param f32 1 4 512 -1\n");
   EXPECT_EQ(flat4.vars[0].shape(), (std::vector<int64_t>{6, 6}));
   EXPECT_EQ(flat4.vars[0].localDims, (std::vector<int64_t>{1, 9}));
   auto g = globals(m1);
@@ -235,4 +250,8 @@ TEST(Checkpoint, ReshardsStateStoredFlat) {
   save(dir.path + "/c", flat3, g, 5);
   expectResumes(dir.path + "/c", flat4, g, 5);
   expectResumes(dir.path + "/c", m1, g, 5);
+  expectResumes(dir.path + "/c", padded8, g, 5);
+  save(dir.path + "/d", padded8, g, 6);
+  expectResumes(dir.path + "/d", m22, g, 6);
+  expectResumes(dir.path + "/d", flat3, g, 6);
 }

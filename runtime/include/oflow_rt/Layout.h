@@ -56,14 +56,19 @@ bool isReplica(const Sbp &sbp, const std::vector<int64_t> &coords);
 int64_t copyOverlap(int64_t elemSize, const uint8_t *src, const Block &srcBlock,
                     uint8_t *dst, const Block &dstBlock);
 
-/// copyOverlap between blocks of two row-major views of one tensor (`srcDims`
-/// and `dstDims` hold the same number of elements, e.g. a weight and the
-/// flat [g, n/g] it is stored as on a mesh): the elements at the same
-/// row-major index of both. Returns the number of elements copied.
+/// copyOverlap between blocks of two row-major views of one tensor's first
+/// `limit` elements (e.g. a weight and the flat [devices, c] it is stored as
+/// on a mesh, padded past the weight's elements): the elements at the same
+/// row-major index of both, below `limit`. Returns the number copied.
 int64_t copyOverlapViews(int64_t elemSize, const uint8_t *src,
                          const std::vector<int64_t> &srcDims, const Block &srcBlock,
                          uint8_t *dst, const std::vector<int64_t> &dstDims,
-                         const Block &dstBlock);
+                         const Block &dstBlock, int64_t limit);
+
+/// How many elements of `block` of a tensor of `dims` have a row-major index
+/// below `limit`.
+int64_t blockElementsBelow(const std::vector<int64_t> &dims, const Block &block,
+                           int64_t limit);
 
 /// "S0,B" for messages and checkpoint tables.
 std::string sbpText(const Sbp &sbp);

@@ -34,12 +34,15 @@ struct TensorSlot {
   /// this rank's piece, which is what the buffer holds at `offset`.
   Sbp sbp;
   std::vector<int64_t> localDims;
-  /// The `view=` token: the shape of a tensor stored flat (the same
-  /// row-major elements in `dims`, which the mesh splits); empty otherwise.
+  /// The `view=` token: the shape of a tensor stored flat (its row-major
+  /// elements first in `dims`, which the mesh splits, then zeros where
+  /// `dims` has more); empty otherwise.
   std::vector<int64_t> view;
 
   /// The shape files, checkpoints' tables and users see.
   const std::vector<int64_t> &shape() const { return view.empty() ? dims : view; }
+  /// The bytes of that shape (the first of a global buffer of `dims`).
+  int64_t shapeBytes() const { return numElements(shape()) * dtypeSize(dtype); }
 
   /// The global tensor's bytes (what files and gathered outputs hold).
   int64_t bytes() const { return numElements(dims) * dtypeSize(dtype); }
