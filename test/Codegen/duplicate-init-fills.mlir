@@ -109,3 +109,203 @@ func.func @unused_fill() {
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
   return
 }
+
+// An empty tensor seen through a reshape (a flat optimizer state's piece)
+// and shared by more than 32 destinations: each run of 32 gets its own
+// empty and reshape, placed before the run's first destination. A fill of
+// that reshape with two destinations is duplicated first; its copy joins
+// the runs in program order (the copy is not before the ops it follows).
+// CHECK-LABEL: func.func @shared_reshaped_empty
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<1x2xf32>
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[E]]
+// CHECK-COUNT-32: outs(%[[C]] : tensor<2xf32>)
+// CHECK: %[[E2:.*]] = tensor.empty() : tensor<1x2xf32>
+// CHECK-NEXT: %[[C2:.*]] = tensor.collapse_shape %[[E2]]
+// CHECK: outs(%[[C2]] : tensor<2xf32>)
+func.func @shared_reshaped_empty(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2xf32>
+  %c = tensor.collapse_shape %e [[0, 1]] : tensor<1x2xf32> into tensor<2xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%c : tensor<2xf32>) -> tensor<2xf32>
+  %v0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v1 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v0 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v2 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v1 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v3 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v2 : tensor<2xf32>) outs(%f : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v4 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v3 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v5 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v4 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v6 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v5 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v7 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v6 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v8 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v7 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v9 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v8 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v10 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v9 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v11 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v10 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v12 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v11 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v13 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v12 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v14 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v13 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v15 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v14 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v16 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v15 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v17 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v16 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v18 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v17 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v19 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v18 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v20 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v19 : tensor<2xf32>) outs(%f : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v21 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v20 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v22 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v21 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v23 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v22 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v24 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v23 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v25 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v24 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v26 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v25 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v27 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v26 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v28 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v27 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v29 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v28 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v30 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v29 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v31 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v30 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v32 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v31 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v33 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v32 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v34 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v33 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %v35 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%v34 : tensor<2xf32>) outs(%c : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  return %v35 : tensor<2xf32>
+}

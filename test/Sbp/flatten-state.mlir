@@ -109,3 +109,37 @@ module attributes {oflow.mesh = #oflow.mesh<4>} {
     return %s : tensor<6x6xf32>
   }
 }
+
+// -----
+
+// 16385 elements on 4 devices: rows of 4097 (at least 4096: worth padding),
+// the last 3 elements zeros. The gradient is padded into the update
+// (slice_backward), the forward pass reads the weight's first 16385.
+// ALL-LABEL: oflow.variable @p param : tensor<4x4097xf32> {oflow.view = array<i64: 16385>}
+// ALL: oflow.variable @p.m optimizer : tensor<4x4097xf32> {of = @p, oflow.view = array<i64: 16385>}
+// A 42-element bias would be rows of 11: it keeps its shape.
+// ALL: oflow.variable @q param : tensor<42xf32>
+// ALL-LABEL: func.func @train
+// ALL: %[[P:.*]] = oflow.read_variable @p : tensor<4x4097xf32>
+// ALL: %[[ROW:.*]] = oflow.reshape %[[P]] [16388]
+// ALL: %[[HEAD:.*]] = oflow.slice %[[ROW]] {offsets = array<i64: 0>, sizes = array<i64: 16385>, strides = array<i64: 1>}
+// ALL: oflow.mul %arg0, %[[HEAD]]
+// ALL: %[[PAD:.*]] = oflow.slice_backward %arg1 {input_shape = array<i64: 16388>, offsets = array<i64: 0>, sizes = array<i64: 16385>, strides = array<i64: 1>}
+// ALL: %[[G:.*]] = oflow.reshape %[[PAD]] [4, 4097]
+// ALL: oflow.write_variable @p, %{{.*}} : tensor<4x4097xf32>
+module attributes {oflow.mesh = #oflow.mesh<4>} {
+  oflow.variable @p param : tensor<16385xf32>
+  oflow.variable @p.m optimizer : tensor<16385xf32> {of = @p}
+  oflow.variable @q param : tensor<42xf32>
+  oflow.variable @q.m optimizer : tensor<42xf32> {of = @q}
+  func.func @train(%x: tensor<16385xf32> {oflow.name = "x"}, %g: tensor<16385xf32> {oflow.name = "g"}) -> (tensor<16385xf32> {oflow.name = "y"}) attributes {oflow.entry = "train"} {
+    %p = oflow.read_variable @p : tensor<16385xf32>
+    %y = oflow.mul %x, %p : (tensor<16385xf32>, tensor<16385xf32>) -> tensor<16385xf32>
+    %m = oflow.read_variable @p.m : tensor<16385xf32>
+    %nm = oflow.add %m, %g : (tensor<16385xf32>, tensor<16385xf32>) -> tensor<16385xf32>
+    %np = oflow.sub %p, %nm : (tensor<16385xf32>, tensor<16385xf32>) -> tensor<16385xf32>
+    oflow.write_variable @p.m, %nm : tensor<16385xf32>
+    oflow.write_variable @p, %np : tensor<16385xf32>
+    return %y : tensor<16385xf32>
+  }
+}

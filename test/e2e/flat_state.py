@@ -2,9 +2,10 @@
 """State stored flat (oflow-flatten-state, issue #15): ZeRO's sharded
 weights and optimizer state where the mesh divides no dimension of a tensor.
 
-A GPT from the generator with d 42 (42x42 attention weights: 4 divides
-neither side, but their 1764 elements; 42-element biases, padded to 44) on
-4 devices:
+A GPT from the generator with d 42 and a vocabulary of 401 (42x42 attention
+weights: 4 divides neither side, but their 1764 elements; a 401x42 token
+embedding, whose 16842 elements 4 does not divide either, padded to 4x4211)
+on 4 devices:
 
   1. the plan stores those weights (ZeRO-3) or their AdamW moments (ZeRO-2)
      as 4x441, a quarter per device, where the plain layout kept them whole;
@@ -82,7 +83,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="oflow-flat-") as tmp:
         model = os.path.join(tmp, "gpt.mlir")
         run([sys.executable, os.path.join(ROOT, "examples", "gpt-config", "gen.py"),
-             "--layers", "2", "--d-model", "42", "--heads", "6", "--vocab", "80",
+             "--layers", "2", "--d-model", "42", "--heads", "6", "--vocab", "401",
              "--seq", "64", "--batch", "8", "-o", model])
         common = ["--target", "cpu", "-O0", "--lr", "0.01", "-q", "--optimizer", "adamw",
                   "--clip-grad-norm", "0.5"]
@@ -108,11 +109,14 @@ def main():
               f"ZeRO-2 on 4: the moment flat, the weight in its shape ({z2.get(slot)})")
         check(weight in z22 and z22[weight]["global"] == "42x42",
               f"ZeRO-3 on 2x2 (which divides 42 on each side): not flat ({z22.get(weight)})")
+        wte = z3.get("wte.weight", {})
+        check(wte.get("global") == "4x4211" and wte.get("view") == "401x42" and
+              wte.get("local") == "1x4211",
+              f"ZeRO-3 on 4: the 401x42 embedding stored padded as 4x4211 ({wte})")
         biases = [t for n, t in z3.items() if n.endswith("attn.q.bias")]
-        check(biases and all(t["global"] == "4x11" and t.get("view") == "42" and
-                             t["local"] == "1x11" for t in biases),
-              f"a 42-element bias (4 does not divide 42) stored padded as 4x11, 11 per device "
-              f"({biases[:1]})")
+        check(biases and all(t["global"] == "42" for t in biases),
+              f"a 42-element bias (11 per device if padded: a pad, a slice and collectives "
+              f"of a few bytes each step) keeps its shape ({biases[:1]})")
         # The plan as a file compiles to the same plan (the hints say flat).
         plan_file = os.path.join(tmp, "zero3.json")
         run([cc, model, "--emit=plan-json", "-o", plan_file] + common + plans["zero3"])

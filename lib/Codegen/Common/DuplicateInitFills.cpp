@@ -7,8 +7,8 @@
 // destination its own fill (on its own tensor.empty, which CSE then no
 // longer sees as one value once bufferized) lets bufferization fill each
 // destination in place, and each fill moves to just before its destination,
-// where a GEMM takes it as beta = 0. Bare tensor.empty destinations get one
-// each too.
+// where a GEMM takes it as beta = 0. Bare tensor.empty destinations (also
+// through a reshape) are shared by at most 32 each.
 //
 //===----------------------------------------------------------------------===//
 #include "oflow/Codegen/Passes.h"
@@ -92,17 +92,26 @@ struct DuplicateInitFillsPass
     // destinations, in program order, gets its own: the analysis stays
     // linear, and the runs keep what sharing gives (one buffer that ops
     // with disjoint lifetimes write in turn).
+    // The same for an empty tensor seen through a reshape (the flat
+    // optimizer state of oflow-flatten-state: a [1, 2] piece of every
+    // padded bias, collapsed to [2]).
     constexpr size_t kMaxShared = 32;
-    SmallVector<tensor::EmptyOp> empties;
-    getOperation().walk([&](tensor::EmptyOp empty) {
-      if (!empty->use_empty() &&
-          static_cast<size_t>(llvm::range_size(empty->getUses())) > kMaxShared)
-        empties.push_back(empty);
+    SmallVector<Operation *> shared; // tensor.empty, or a reshape of one
+    order.clear(); // the fills above added ops (a fill of a reshaped empty)
+    getOperation().walk([&](Operation *op) {
+      order[op] = order.size();
+      bool emptyOrView =
+          isa<tensor::EmptyOp>(op) ||
+          (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op) &&
+           op->getOperand(0).getDefiningOp<tensor::EmptyOp>());
+      if (emptyOrView && !op->use_empty() &&
+          static_cast<size_t>(llvm::range_size(op->getUses())) > kMaxShared)
+        shared.push_back(op);
     });
-    for (tensor::EmptyOp empty : empties) {
+    for (Operation *op : shared) {
       SmallVector<OpOperand *> inits;
-      for (OpOperand &use : empty->getUses())
-        if (isInit(use))
+      for (OpOperand &use : op->getUses())
+        if (isInit(use) && use.getOwner()->getBlock() == op->getBlock())
           inits.push_back(&use);
       llvm::sort(inits, [&](OpOperand *a, OpOperand *b) {
         return order.lookup(a->getOwner()) < order.lookup(b->getOwner());
@@ -111,7 +120,11 @@ struct DuplicateInitFillsPass
       for (size_t i = kMaxShared; i < inits.size(); ++i) {
         if (i % kMaxShared == 0) {
           OpBuilder b(inits[i]->getOwner());
-          current = b.clone(*empty)->getResult(0);
+          IRMapping mapping;
+          if (Operation *empty = op->getNumOperands() ? op->getOperand(0).getDefiningOp()
+                                                      : nullptr)
+            mapping.map(empty->getResult(0), b.clone(*empty)->getResult(0));
+          current = b.clone(*op, mapping)->getResult(0);
         }
         inits[i]->set(current);
       }

@@ -153,15 +153,17 @@ struct SliceBackwardLowering : OpConversionPattern<of::SliceBackwardOp> {
       // oflow-pad-gemm-extents: not a fill of all the logits' gradient
       // before the copy into it; empty-tensor elimination before
       // bufferization then has the gradient's producer write in place).
-      Value dest = zerosOutside(
-          rewriter, loc,
-          emptyTensor(rewriter, loc, type.getShape(), type.getElementType()),
-          s.offsets, op.getSizes());
+      // The slice goes in first: zeros filled into an empty tensor first
+      // are the same value for every slice_backward of this shape (CSE),
+      // which each insert would then copy (oflow-flatten-state pads
+      // hundreds of gradients of one shape: One-Shot Bufferize's analysis of
+      // those shared uses grew with their square).
       SmallVector<int64_t> ones(type.getRank(), 1);
-      rewriter.replaceOp(op, tensor::InsertSliceOp::create(
-                                 rewriter, loc, adaptor.getGradOutput(), dest,
-                                 ValueRange{}, ValueRange{}, ValueRange{},
-                                 s.offsets, op.getSizes(), ones));
+      Value filled = tensor::InsertSliceOp::create(
+          rewriter, loc, adaptor.getGradOutput(),
+          emptyTensor(rewriter, loc, type.getShape(), type.getElementType()),
+          ValueRange{}, ValueRange{}, ValueRange{}, s.offsets, op.getSizes(), ones);
+      rewriter.replaceOp(op, zerosOutside(rewriter, loc, filled, s.offsets, op.getSizes()));
       return success();
     }
     Value grad = reverseDims(rewriter, loc, adaptor.getGradOutput(), s.reversed);
