@@ -3,8 +3,9 @@
 // See Passes.td. --shard-state splits a variable along a tensor axis that a
 // mesh axis divides. GPT-2 XL's 1600x1600 weights on 128x8 devices have
 // none for the 128: each node would hold a whole copy of their state, 40x
-// ZeRO-3's closed form. Stored as the row-major view [g, n/g] with
-// g = gcd(n, devices), the same bytes split over every device.
+// ZeRO-3's closed form. Stored as the row-major view [devices, n/devices]
+// (padded, or fewer rows for short ones: see run), the same bytes split
+// over every device.
 //
 //===----------------------------------------------------------------------===//
 #include "oflow/Sbp/Passes.h"

@@ -1,6 +1,6 @@
 // oflow-flatten-state: a variable --shard-state would split into more pieces
-// stored flat than in its own shape is stored as [g, n/g], g = gcd(n,
-// devices) (FSDP's flat parameters): a 6x6 weight on 4 devices, whose 6
+// stored flat than in its own shape is stored as [devices, n/devices]
+// (FSDP's flat parameters): a 6x6 weight on 4 devices, whose 6
 // rows and columns 4 does not divide, becomes 4x9 with oflow.view = [6, 6].
 // Reads are reshaped back for the forward pass; the update runs flat, so
 // that every piece of it runs on one device; the grads entry returns the

@@ -59,10 +59,12 @@ def FlattenState : Pass<"oflow-flatten-state", "::mlir::ModuleOp"> {
     devices finds none for the 128 and stays whole across nodes. PyTorch's
     FSDP stores such state flat. Here a variable that `shard-state` would
     split into more pieces flat than in its own shape is stored as the 2-D
-    row-major view [g, n/g] of its n elements, g = gcd(n, devices), which
-    every mesh axis then splits along its first dimension; the same bytes in
-    the same order, so checkpoints, weight files and dumps read it in its
-    own shape (the variable's `oflow.view`).
+    row-major view [devices, n/devices] of its n elements, which every mesh
+    axis then splits along its first dimension; where the devices do not
+    divide n, the last row is padded with zeros if a row holds at least 4096
+    elements, else the rows are gcd(n, devices). The elements keep their
+    order, so checkpoints, weight files and dumps read it in its own shape
+    (the variable's `oflow.view`).
 
     Its reads are reshaped to its own shape for their other users, and the
     optimizer's update (the elementwise ops between the group's reads and
