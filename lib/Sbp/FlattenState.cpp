@@ -99,7 +99,17 @@ private:
   /// The layout a hint (or the variable's own `sbp`) gives `var`; null if none.
   of::NdSbpAttr hintFor(of::VariableOp var);
   bool wantsFlat(of::VariableOp var, bool isParam, bool paramHinted, const Group &g);
-  FailureOr<Update> findUpdate(func::FuncOp fn, const Group &g);
+  /// One walk per function, before any rewrite: its variable reads and
+  /// writes by name, and the position of each top-level op (the update's
+  /// ops are never new, so the positions stay right for every group).
+  struct FunctionIndex {
+    func::FuncOp fn;
+    llvm::StringMap<SmallVector<of::ReadVariableOp>> reads;
+    llvm::StringMap<SmallVector<of::WriteVariableOp>> writes;
+    DenseMap<Operation *, int64_t> position;
+  };
+  static FunctionIndex indexFunction(func::FuncOp fn);
+  FailureOr<Update> findUpdate(const FunctionIndex &index, const Group &g);
   void flatten(Group &g, ArrayRef<std::pair<func::FuncOp, Update>> updates);
   Value toShape(OpBuilder &b, Value value, ArrayRef<int64_t> shape) {
     if (hasShape(value, shape))
@@ -192,17 +202,29 @@ bool Flattener::wantsFlat(of::VariableOp var, bool isParam, bool paramHinted,
   return flat > own;
 }
 
-FailureOr<Update> Flattener::findUpdate(func::FuncOp fn, const Group &g) {
-  Update u;
+Flattener::FunctionIndex Flattener::indexFunction(func::FuncOp fn) {
+  FunctionIndex index;
+  index.fn = fn;
   fn.walk([&](Operation *op) {
-    if (auto read = dyn_cast<of::ReadVariableOp>(op)) {
-      if (g.flatNames.contains(read.getVariable()))
-        u.reads.push_back(read);
-    } else if (auto write = dyn_cast<of::WriteVariableOp>(op)) {
-      if (g.names.contains(write.getVariable()))
-        u.writes.push_back(write);
-    }
+    if (auto read = dyn_cast<of::ReadVariableOp>(op))
+      index.reads[read.getVariable()].push_back(read);
+    else if (auto write = dyn_cast<of::WriteVariableOp>(op))
+      index.writes[write.getVariable()].push_back(write);
   });
+  for (Operation &op : fn.getBody().front())
+    index.position[&op] = index.position.size();
+  return index;
+}
+
+FailureOr<Update> Flattener::findUpdate(const FunctionIndex &index, const Group &g) {
+  Update u;
+  for (const auto &name : g.names) {
+    if (g.flatNames.contains(name.getKey()))
+      if (auto it = index.reads.find(name.getKey()); it != index.reads.end())
+        llvm::append_range(u.reads, it->second);
+    if (auto it = index.writes.find(name.getKey()); it != index.writes.end())
+      llvm::append_range(u.writes, it->second);
+  }
   // Forward from the flat reads, backward from the writes.
   DenseSet<Operation *> downstream;
   SmallVector<Operation *> work;
@@ -227,18 +249,20 @@ FailureOr<Update> Flattener::findUpdate(func::FuncOp fn, const Group &g) {
         work.push_back(def);
   }
   // In block order, each made of the group's shape or scalars.
-  for (Operation &op : fn.getBody().front()) {
-    if (!upstream.contains(&op))
-      continue;
-    if (!hasShape(op.getResult(0), g.shape))
+  SmallVector<Operation *> ordered(upstream.begin(), upstream.end());
+  if (llvm::any_of(ordered, [&](Operation *op) { return !index.position.count(op); }))
+    return failure(); // an update op inside a region
+  llvm::sort(ordered, [&](Operation *a, Operation *b) {
+    return index.position.lookup(a) < index.position.lookup(b);
+  });
+  for (Operation *op : ordered) {
+    if (!hasShape(op->getResult(0), g.shape))
       return failure();
-    for (Value operand : op.getOperands())
+    for (Value operand : op->getOperands())
       if (!isScalar(operand) && !hasShape(operand, g.shape))
         return failure();
-    u.ops.insert(&op);
+    u.ops.insert(op);
   }
-  if (u.ops.size() != upstream.size())
-    return failure(); // an update op inside a region
   // A flat member's new value must come out of the update (or be its read).
   for (of::WriteVariableOp write : u.writes) {
     if (!g.flatNames.contains(write.getVariable()))
@@ -398,6 +422,10 @@ void Flattener::run() {
       if (it != groups.end())
         it->second.slots.push_back(var);
     }
+  SmallVector<FunctionIndex> functions;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (!fn.isExternal())
+      functions.push_back(indexFunction(fn));
   for (StringRef name : order) {
     Group &g = groups[name];
     auto type = cast<RankedTensorType>(g.param.getType());
@@ -444,15 +472,13 @@ void Flattener::run() {
       continue;
     SmallVector<std::pair<func::FuncOp, Update>> updates;
     bool ok = true;
-    for (auto fn : module.getOps<func::FuncOp>()) {
-      if (fn.isExternal())
-        continue;
-      FailureOr<Update> u = findUpdate(fn, g);
+    for (const FunctionIndex &index : functions) {
+      FailureOr<Update> u = findUpdate(index, g);
       if (failed(u)) {
         ok = false;
         break;
       }
-      updates.push_back({fn, std::move(*u)});
+      updates.push_back({index.fn, std::move(*u)});
     }
     if (ok)
       flatten(g, updates);

@@ -113,24 +113,22 @@ std::string sbpText(const Sbp &sbp) {
   return s.empty() ? "B" : s;
 }
 
-int64_t blockElementsBelow(const std::vector<int64_t> &dims, const Block &block,
-                           int64_t limit) {
-  if (numElements(dims) <= limit)
-    return block.elements();
-  if (dims.empty() || block.elements() == 0)
-    return 0;
-  // Rows along the last dim: each a run of row-major indices.
+namespace {
+/// Calls `row(start)` for each row (along the last dim) of `block` of a
+/// tensor of `dims`, in row-major order: `start` is the row's first
+/// element's row-major index in the whole tensor.
+template <typename F>
+void forEachRow(const std::vector<int64_t> &dims, const Block &block, F row) {
   size_t rank = dims.size();
   std::vector<int64_t> stride(rank, 1);
   for (size_t d = rank - 1; d-- > 0;)
     stride[d] = stride[d + 1] * dims[d + 1];
   std::vector<int64_t> idx(rank, 0);
-  int64_t count = 0;
   while (true) {
     int64_t start = 0;
     for (size_t d = 0; d < rank; ++d)
       start += (block.offset[d] + idx[d]) * stride[d];
-    count += std::clamp<int64_t>(limit - start, 0, block.size.back());
+    row(start);
     size_t d = rank - 1;
     while (d-- > 0) {
       if (++idx[d] < block.size[d])
@@ -138,8 +136,22 @@ int64_t blockElementsBelow(const std::vector<int64_t> &dims, const Block &block,
       idx[d] = 0;
     }
     if (d == static_cast<size_t>(-1))
-      return count;
+      return;
   }
+}
+} // namespace
+
+int64_t blockElementsBelow(const std::vector<int64_t> &dims, const Block &block,
+                           int64_t limit) {
+  if (numElements(dims) <= limit)
+    return block.elements();
+  if (dims.empty() || block.elements() == 0)
+    return 0;
+  int64_t count = 0;
+  forEachRow(dims, block, [&](int64_t start) {
+    count += std::clamp<int64_t>(limit - start, 0, block.size.back());
+  });
+  return count;
 }
 
 int64_t copyOverlapViews(int64_t elemSize, const uint8_t *src,
@@ -151,24 +163,18 @@ int64_t copyOverlapViews(int64_t elemSize, const uint8_t *src,
   if (srcDims.empty() || dstDims.empty() || srcBlock.elements() == 0 ||
       dstBlock.elements() == 0)
     return 0;
-  size_t sRank = srcDims.size(), dRank = dstDims.size();
-  // Row-major strides of the global views, and of the destination block.
-  std::vector<int64_t> sGlobal(sRank, 1), dGlobal(dRank, 1), dLocal(dRank, 1);
-  for (size_t d = sRank - 1; d-- > 0;)
-    sGlobal[d] = sGlobal[d + 1] * srcDims[d + 1];
+  size_t dRank = dstDims.size();
+  // Row-major strides of the destination's global view and of its block.
+  std::vector<int64_t> dGlobal(dRank, 1), dLocal(dRank, 1);
   for (size_t d = dRank - 1; d-- > 0;) {
     dGlobal[d] = dGlobal[d + 1] * dstDims[d + 1];
     dLocal[d] = dLocal[d + 1] * dstBlock.size[d + 1];
   }
   int64_t dLast = dstDims.back();
   int64_t copied = 0, at = 0; // at: elements of srcBlock passed
-  std::vector<int64_t> idx(sRank, 0);
   int64_t run = srcBlock.size.back();
-  while (true) {
-    // One row of the source block: global indices [flat, flat + run).
-    int64_t flat = 0;
-    for (size_t d = 0; d < sRank; ++d)
-      flat += (srcBlock.offset[d] + idx[d]) * sGlobal[d];
+  // Each row of the source block: global indices [flat, flat + run).
+  forEachRow(srcDims, srcBlock, [&](int64_t flat) {
     for (int64_t done = 0; done < run;) {
       int64_t f = flat + done;
       if (f >= limit)
@@ -178,11 +184,9 @@ int64_t copyOverlapViews(int64_t elemSize, const uint8_t *src,
       int64_t t = 0;
       bool inside = true;
       int64_t rest = f;
-      for (size_t d = 0; d < dRank; ++d) {
+      for (size_t d = 0; d + 1 < dRank; ++d) {
         int64_t c = rest / dGlobal[d];
         rest %= dGlobal[d];
-        if (d + 1 == dRank)
-          break;
         if (c < dstBlock.offset[d] || c >= dstBlock.offset[d] + dstBlock.size[d])
           inside = false;
         t += (c - dstBlock.offset[d]) * dLocal[d];
@@ -202,15 +206,8 @@ int64_t copyOverlapViews(int64_t elemSize, const uint8_t *src,
       done += std::min(step, run - done);
     }
     at += run;
-    size_t d = sRank - 1;
-    while (d-- > 0) {
-      if (++idx[d] < srcBlock.size[d])
-        break;
-      idx[d] = 0;
-    }
-    if (d == static_cast<size_t>(-1))
-      return copied;
-  }
+  });
+  return copied;
 }
 
 } // namespace oflow_rt
