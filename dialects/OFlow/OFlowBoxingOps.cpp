@@ -69,14 +69,24 @@ LogicalResult AllReduceOp::verify() {
   return success();
 }
 
+/// A bucket's operands and results pair up, each converted on its own.
+static LogicalResult verifyBucket(Operation *op, ValueRange inputs, ValueRange outputs,
+                                  int64_t meshAxis, int64_t grow, int64_t shrink) {
+  if (inputs.empty() || inputs.size() != outputs.size())
+    return op->emitOpError("has ") << inputs.size() << " operands but "
+                                   << outputs.size() << " results";
+  for (auto [in, out] : llvm::zip(inputs, outputs))
+    if (failed(verifyBoxingShape(op, in, out, meshAxis, grow, shrink)))
+      return failure();
+  return success();
+}
+
 LogicalResult ReduceScatterOp::verify() {
-  return verifyBoxingShape(*this, getInput(), getOutput(), getMeshAxis(), -1,
-                           getAxis());
+  return verifyBucket(*this, getInputs(), getOutputs(), getMeshAxis(), -1, getAxis());
 }
 
 LogicalResult AllGatherOp::verify() {
-  return verifyBoxingShape(*this, getInput(), getOutput(), getMeshAxis(),
-                           getAxis(), -1);
+  return verifyBucket(*this, getInputs(), getOutputs(), getMeshAxis(), getAxis(), -1);
 }
 
 LogicalResult AllToAllOp::verify() {

@@ -34,17 +34,34 @@ def OFlow_AllReduceOp : OFlow_BoxingOp<"all_reduce"> {
 
 def OFlow_ReduceScatterOp : OFlow_BoxingOp<"reduce_scatter"> {
   let summary = "P -> S(axis) on one mesh axis";
-  let arguments = (ins OFlow_Tensor:$input, I64Attr:$mesh_axis, I64Attr:$axis,
-                       UnitAttr:$max);
-  let results = (outs OFlow_Tensor:$output);
-  let assemblyFormat = "$input attr-dict `:` functional-type($input, $output)";
+  let description = [{
+    Several operands form one bucket (`oflow-bucket-collectives`, for small
+    tensors split along `axis` 0): one collective over their packed bytes;
+    each result is its operand reduced and scattered.
+  }];
+  let arguments = (ins Variadic<OFlow_Tensor>:$inputs, I64Attr:$mesh_axis,
+                       I64Attr:$axis, UnitAttr:$max);
+  let results = (outs Variadic<OFlow_Tensor>:$outputs);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $outputs)";
+  let extraClassDeclaration = [{
+    ::mlir::Value getInput() { return getInputs().front(); }
+    ::mlir::Value getOutput() { return getOutputs().front(); }
+  }];
 }
 
 def OFlow_AllGatherOp : OFlow_BoxingOp<"all_gather"> {
   let summary = "S(axis) -> B on one mesh axis";
-  let arguments = (ins OFlow_Tensor:$input, I64Attr:$mesh_axis, I64Attr:$axis);
-  let results = (outs OFlow_Tensor:$output);
-  let assemblyFormat = "$input attr-dict `:` functional-type($input, $output)";
+  let description = [{
+    Several operands form one bucket, as for `oflow.reduce_scatter`.
+  }];
+  let arguments = (ins Variadic<OFlow_Tensor>:$inputs, I64Attr:$mesh_axis,
+                       I64Attr:$axis);
+  let results = (outs Variadic<OFlow_Tensor>:$outputs);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $outputs)";
+  let extraClassDeclaration = [{
+    ::mlir::Value getInput() { return getInputs().front(); }
+    ::mlir::Value getOutput() { return getOutputs().front(); }
+  }];
 }
 
 def OFlow_AllToAllOp : OFlow_BoxingOp<"all_to_all"> {

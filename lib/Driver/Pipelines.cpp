@@ -264,11 +264,13 @@ void addSbpPasses(PassManager &pm, const CompileOptions &options) {
   infer.planner_ = options.planner;
   pm.addPass(createInferSbp(infer));
   pm.addPass(createInsertBoxing());
+  // After the backward pass's gathers are its own: their buckets form
+  // there, and the forward's end with it.
+  if (options.reshardAfterForward != "no")
+    pm.addPass(createRegatherForBackward());
   BucketCollectivesOptions bucket;
   bucket.bucketMb = options.bucketMb;
   pm.addPass(createBucketCollectives(bucket));
-  if (options.reshardAfterForward != "no")
-    pm.addPass(createRegatherForBackward());
   pm.addPass(createVerifySbp());
 }
 

@@ -292,19 +292,32 @@ std::vector<EntryEstimate> estimateEntries(ModuleOp module, const DeviceProfile 
       if (std::optional<int64_t> meshAxis = of::getBoxingMeshAxis(op)) {
         if (meshAxis == microAxis)
           return;
+        // A bucket (several operands) is one collective over their bytes:
+        // each member's transfer time, one latency (the largest).
+        const sbp::Link link = mesh.link(*meshAxis);
+        double seconds = 0, latencies = 0, latency = 0;
+        int64_t bytes = 0, mostTimes = 0;
         for (auto [in, out] : llvm::zip(op->getOperands(), op->getResults())) {
           auto type = cast<RankedTensorType>(in.getType());
           std::optional<sbp::BoxingStep> step = sbp::planOneAxisStep(
               mesh, type.getShape(), elementBytes(type.getElementType()),
               sbp::toPlanner(sbp::getValueSbp(in)), sbp::toPlanner(sbp::getValueSbp(out)),
               *meshAxis);
-          if (step && step->bytesPerDevice > 0) {
-            int64_t times = repeats.times(op, in);
-            EntryEstimate::Axis &axis = est.axes[*meshAxis];
-            axis.bytes += step->bytesPerDevice * times;
-            axis.seconds += step->seconds * times;
-            axis.collectives += times;
-          }
+          if (!step || step->bytesPerDevice <= 0)
+            continue;
+          int64_t times = repeats.times(op, in);
+          double fixed = step->seconds - double(step->bytesPerDevice) / link.bytesPerSecond;
+          bytes += step->bytesPerDevice * times;
+          seconds += step->seconds * times;
+          latencies += fixed * times;
+          latency = std::max(latency, fixed * times);
+          mostTimes = std::max(mostTimes, times);
+        }
+        if (mostTimes > 0) {
+          EntryEstimate::Axis &axis = est.axes[*meshAxis];
+          axis.bytes += bytes;
+          axis.seconds += seconds - latencies + latency;
+          axis.collectives += mostTimes;
         }
         return;
       }

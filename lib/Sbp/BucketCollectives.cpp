@@ -15,7 +15,9 @@
 #include "oflow/Sbp/SbpConversions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace oflow {
 #define GEN_PASS_DEF_BUCKETCOLLECTIVES
@@ -43,16 +45,16 @@ static double localBytes(const sbp::Mesh &mesh, Value value) {
 /// now: fusing an earlier bucket may have moved members after later ones
 /// (their users move after the fused op, and an all-reduce on another mesh
 /// axis can be such a user), so the order of `bucket` is not block order.
-static of::AllReduceOp firstMember(ArrayRef<of::AllReduceOp> bucket) {
-  of::AllReduceOp first = bucket.front();
-  for (of::AllReduceOp op : bucket)
+static Operation *firstMember(ArrayRef<Operation *> bucket) {
+  Operation *first = bucket.front();
+  for (Operation *op : bucket)
     if (op->isBeforeInBlock(first))
       first = op;
   return first;
 }
-static of::AllReduceOp lastMember(ArrayRef<of::AllReduceOp> bucket) {
-  of::AllReduceOp last = bucket.front();
-  for (of::AllReduceOp op : bucket)
+static Operation *lastMember(ArrayRef<Operation *> bucket) {
+  Operation *last = bucket.front();
+  for (Operation *op : bucket)
     if (last->isBeforeInBlock(op))
       last = op;
   return last;
@@ -60,13 +62,11 @@ static of::AllReduceOp lastMember(ArrayRef<of::AllReduceOp> bucket) {
 
 /// Whether `value` is computed from a result of one of `bucket`'s members
 /// (then it cannot join the bucket: the bucket would wait for itself).
-static bool dependsOnBucket(Value value, ArrayRef<of::AllReduceOp> bucket) {
+static bool dependsOnBucket(Value value, ArrayRef<Operation *> bucket) {
   if (bucket.empty())
     return false;
   Operation *first = firstMember(bucket);
-  llvm::SmallPtrSet<Operation *, 8> members;
-  for (of::AllReduceOp op : bucket)
-    members.insert(op);
+  llvm::SmallPtrSet<Operation *, 8> members(bucket.begin(), bucket.end());
   llvm::SmallPtrSet<Operation *, 32> seen;
   SmallVector<Operation *> work;
   if (Operation *def = value.getDefiningOp())
@@ -85,14 +85,59 @@ static bool dependsOnBucket(Value value, ArrayRef<of::AllReduceOp> bucket) {
   return false;
 }
 
-/// Replaces `bucket` (two or more single-operand all-reduces) by one at the
+/// Marks oflow-regather-for-backward's copies.
+constexpr StringLiteral kRegatherAttr = "oflow.regather";
+
+/// One collective of `bucket`'s kind (all members alike but for their
+/// operand) over all their operands, built at `builder`.
+static Operation *createFused(OpBuilder &builder, ArrayRef<Operation *> bucket) {
+  Operation *proto = bucket.front();
+  SmallVector<Value> inputs;
+  SmallVector<Type> types;
+  SmallVector<Attribute> layouts;
+  for (Operation *op : bucket) {
+    inputs.push_back(op->getOperand(0));
+    types.push_back(op->getResult(0).getType());
+    if (auto sbps = op->getAttrOfType<ArrayAttr>(of::OFlowDialect::kSbpAttrName))
+      layouts.push_back(sbps[0]);
+  }
+  Location loc = proto->getLoc();
+  Operation *fused;
+  if (auto reduce = dyn_cast<of::AllReduceOp>(proto))
+    fused = of::AllReduceOp::create(builder, loc, types, inputs, reduce.getMeshAxis(),
+                                    reduce.getMax());
+  else if (auto scatter = dyn_cast<of::ReduceScatterOp>(proto))
+    fused = of::ReduceScatterOp::create(builder, loc, types, inputs, scatter.getMeshAxis(),
+                                        scatter.getAxis(), scatter.getMax());
+  else {
+    auto gather = cast<of::AllGatherOp>(proto);
+    fused = of::AllGatherOp::create(builder, loc, types, inputs, gather.getMeshAxis(),
+                                    gather.getAxis());
+  }
+  if (layouts.size() == bucket.size())
+    fused->setAttr(of::OFlowDialect::kSbpAttrName, builder.getArrayAttr(layouts));
+  // The backward pass's own gathers (oflow-regather-for-backward) stay
+  // apart from the forward's: CSE would merge equal buckets.
+  if (Attribute regather = proto->getAttr(kRegatherAttr))
+    fused->setAttr(kRegatherAttr, regather);
+  return fused;
+}
+
+static void replaceMembers(ArrayRef<Operation *> bucket, Operation *fused) {
+  for (auto [i, op] : llvm::enumerate(bucket)) {
+    op->getResult(0).replaceAllUsesWith(fused->getResult(i));
+    op->erase();
+  }
+}
+
+/// Replaces `bucket` (two or more single-operand reductions) by one at the
 /// place of the member that comes last in the block; the members' users that
 /// come earlier (and what depends on them) move after it, in order.
-static void fuse(SmallVector<of::AllReduceOp> bucket) {
-  of::AllReduceOp last = lastMember(bucket);
+static void fuseAtLast(SmallVector<Operation *> bucket) {
+  Operation *last = lastMember(bucket);
   llvm::SetVector<Operation *> toMove;
   SmallVector<Operation *> work;
-  for (of::AllReduceOp op : bucket)
+  for (Operation *op : bucket)
     for (Operation *user : op->getUsers())
       work.push_back(user);
   while (!work.empty()) {
@@ -105,32 +150,83 @@ static void fuse(SmallVector<of::AllReduceOp> bucket) {
   SmallVector<Operation *> moving = toMove.takeVector();
   llvm::sort(moving, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   OpBuilder builder(last);
-  SmallVector<Value> inputs;
-  SmallVector<Type> types;
-  SmallVector<Attribute> layouts;
-  for (of::AllReduceOp &op : bucket) {
-    inputs.push_back(op.getInputs()[0]);
-    types.push_back(op.getOutputs()[0].getType());
-    if (auto sbps = op->getAttrOfType<ArrayAttr>(of::OFlowDialect::kSbpAttrName))
-      layouts.push_back(sbps[0]);
-  }
-  auto fused = of::AllReduceOp::create(builder, last.getLoc(), types, inputs,
-                                       last.getMeshAxis(), last.getMax());
-  if (layouts.size() == bucket.size())
-    fused->setAttr(of::OFlowDialect::kSbpAttrName,
-                   builder.getArrayAttr(layouts));
+  Operation *fused = createFused(builder, bucket);
   Operation *cursor = fused;
   for (Operation *op : moving) {
     op->moveAfter(cursor);
     cursor = op;
   }
-  for (auto [i, op] : llvm::enumerate(bucket)) {
-    op.getOutputs()[0].replaceAllUsesWith(fused.getOutputs()[i]);
-    op.erase();
+  replaceMembers(bucket, fused);
+}
+
+/// Replaces `bucket` (weight all-gathers whose chains from their variable
+/// were moved before the first member) by one at the first member's place:
+/// every member's weight is gathered where the first is needed.
+static void fuseAtFirst(SmallVector<Operation *> bucket) {
+  OpBuilder builder(firstMember(bucket));
+  // A weight gathered twice in the bucket is gathered once.
+  SmallVector<Operation *> unique;
+  DenseMap<Value, Operation *> byOperand;
+  for (Operation *op : bucket) {
+    auto [it, inserted] = byOperand.try_emplace(op->getOperand(0), op);
+    if (inserted) {
+      unique.push_back(op);
+      continue;
+    }
+    op->getResult(0).replaceAllUsesWith(it->second->getResult(0));
+    op->erase();
   }
+  if (unique.size() > 1)
+    replaceMembers(unique, createFused(builder, unique));
 }
 
 namespace {
+/// Members of gather and scatter buckets: pieces of at most 1 MiB (larger
+/// ones pay their latency once for many bytes) and at most a quarter of
+/// their bucket's limit.
+constexpr double kLargestSmallMember = 1024 * 1024;
+
+/// A gather or scatter bucket keeps whole what its members would have
+/// kept whole one at a time (the gathered weights from the first member's
+/// use, the unreduced gradients until the last one's): at most as many
+/// bytes as the largest single piece of its kind in the function (which
+/// the plan holds whole anyway), and at most `bucket-mb`.
+struct BucketLimits {
+  double bucket, member;
+};
+BucketLimits limitsFor(double bucketMb, double largest) {
+  double bucket = std::min(bucketMb * 1024 * 1024, largest);
+  return {bucket, std::min(kLargestSmallMember, bucket / 4)};
+}
+
+/// The ops from a variable's read to the weight all-gather `gather` (the
+/// read first): views and gathers of one operand each, or of a bucket
+/// (the gathers on an earlier mesh axis); empty if `gather` is not such a
+/// gather.
+SmallVector<Operation *> weightChain(of::AllGatherOp gather) {
+  SmallVector<Operation *> chain = {gather};
+  Value value = gather.getInput();
+  for (int depth = 0; depth < 6; ++depth) {
+    Operation *def = value.getDefiningOp();
+    if (!def || def->getBlock() != gather->getBlock())
+      return {};
+    chain.push_back(def);
+    if (isa<of::ReadVariableOp>(def)) {
+      std::reverse(chain.begin(), chain.end());
+      return chain;
+    }
+    if (isa<of::AllGatherOp>(def)) {
+      value = def->getOperand(cast<OpResult>(value).getResultNumber());
+      continue;
+    }
+    if (def->getNumOperands() != 1 || def->getNumResults() != 1 || def->getNumRegions() ||
+        !isMemoryEffectFree(def))
+      return {};
+    value = def->getOperand(0);
+  }
+  return {};
+}
+
 struct BucketCollectives
     : ::oflow::impl::BucketCollectivesBase<BucketCollectives> {
   using BucketCollectivesBase::BucketCollectivesBase;
@@ -142,71 +238,182 @@ struct BucketCollectives
     if (!meshAttr || bucketMb <= 0)
       return;
     sbp::Mesh mesh = sbp::toPlanner(meshAttr);
-    double limit = bucketMb * 1024 * 1024;
+    limit = bucketMb * 1024 * 1024;
+    // Under --micro-batches, oflow-unroll-micro-batches gives each
+    // micro-batch its own scatters and gathers, one operand each.
+    bool pieces = !sbp::microBatchAxis(meshAttr);
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (fn.isDeclaration())
         continue;
-      SmallVector<of::AllReduceOp> candidates;
-      fn.walk([&](of::AllReduceOp op) {
-        if (op.getInputs().size() == 1)
-          candidates.push_back(op);
+      bucketReductions<of::AllReduceOp>(fn, mesh, [](Operation *op) {
+        return std::make_tuple(int64_t(cast<of::AllReduceOp>(op).getMeshAxis()), int64_t(-1),
+                               cast<of::AllReduceOp>(op).getMax());
       });
-      // Issue each as soon as its operand exists.
-      for (of::AllReduceOp op : candidates) {
-        Value input = op.getInputs()[0];
-        if (Operation *def = input.getDefiningOp())
-          op->moveAfter(def);
-        else
-          op->moveBefore(&fn.front().front());
-      }
-      llvm::sort(candidates, [](of::AllReduceOp a, of::AllReduceOp b) {
-        return a->isBeforeInBlock(b);
+      if (!pieces)
+        continue;
+      bucketReductions<of::ReduceScatterOp>(fn, mesh, [](Operation *op) {
+        auto scatter = cast<of::ReduceScatterOp>(op);
+        return std::make_tuple(int64_t(scatter.getMeshAxis()), int64_t(scatter.getAxis()),
+                               scatter.getMax());
       });
-      // Buckets per (mesh axis, reduction, element type), in program order.
-      using Key = std::tuple<int64_t, bool, const void *>;
-      std::map<Key, SmallVector<of::AllReduceOp>> open;
-      std::map<Key, double> openBytes;
-      // Fusing one bucket can make another's member depend on a fellow
-      // member: an all-reduce on axis 0 fused with one that reads an axis-1
-      // member's result now waits for it, and so does everything computed
-      // from the fused op (a loss count feeding the gradients). So the
-      // members are checked again when their bucket is fused, in block
-      // order, and the bucket is cut where one would wait for itself.
-      auto flush = [&](const Key &key) {
-        SmallVector<of::AllReduceOp> members = open[key];
-        llvm::sort(members, [](of::AllReduceOp a, of::AllReduceOp b) {
-          return a->isBeforeInBlock(b);
-        });
-        SmallVector<of::AllReduceOp> part;
-        for (of::AllReduceOp op : members) {
-          if (!part.empty() && dependsOnBucket(op.getInputs()[0], part)) {
-            if (part.size() > 1)
-              fuse(part);
-            part.clear();
-          }
-          part.push_back(op);
-        }
-        if (part.size() > 1)
-          fuse(part);
-        open[key].clear();
-        openBytes[key] = 0;
-      };
-      for (of::AllReduceOp op : candidates) {
-        Value input = op.getInputs()[0];
-        Key key = std::make_tuple(
-            int64_t(op.getMeshAxis()), op.getMax(),
-            cast<RankedTensorType>(input.getType()).getElementType().getAsOpaquePointer());
-        double bytes = localBytes(mesh, input);
-        SmallVector<of::AllReduceOp> &bucket = open[key];
-        if (!bucket.empty() && (dependsOnBucket(input, bucket) ||
-                                openBytes[key] + bytes > limit))
-          flush(key);
-        open[key].push_back(op);
-        openBytes[key] += bytes;
-      }
-      for (auto &entry : open)
-        flush(entry.first);
+      // A chain of gathers over several mesh axes: the second axis's
+      // gathers read the first's results, which are bucketed by then.
+      for (int64_t round = 0; round < mesh.rank(); ++round)
+        bucketWeightGathers(fn, mesh);
     }
+  }
+
+private:
+  using Key = std::tuple<int64_t, int64_t, bool, const void *>;
+  double limit = 0;
+
+  /// All-reduces (any size) and reduce-scatters of small pieces along their
+  /// first axis: each is first hoisted to just after its operand is
+  /// computed, then buckets form in program order and are issued at their
+  /// last member.
+  template <typename OpT, typename KeyFn>
+  void bucketReductions(func::FuncOp fn, const sbp::Mesh &mesh, KeyFn keyOf) {
+    constexpr bool kAllReduce = std::is_same_v<OpT, of::AllReduceOp>;
+    BucketLimits limits{limit, 0};
+    if constexpr (!kAllReduce) {
+      double largest = 0;
+      fn.walk([&](OpT op) {
+        for (Value input : op->getOperands())
+          largest = std::max(largest, localBytes(mesh, input));
+      });
+      limits = limitsFor(bucketMb, largest);
+    }
+    SmallVector<Operation *> candidates;
+    fn.walk([&](OpT op) {
+      if (op->getNumOperands() != 1)
+        return;
+      if constexpr (!kAllReduce)
+        if (op.getAxis() != 0 || localBytes(mesh, op->getOperand(0)) > limits.member)
+          return;
+      candidates.push_back(op);
+    });
+    // Issue each as soon as its operand exists.
+    for (Operation *op : candidates) {
+      Value input = op->getOperand(0);
+      if (Operation *def = input.getDefiningOp())
+        op->moveAfter(def);
+      else
+        op->moveBefore(&fn.front().front());
+    }
+    llvm::sort(candidates, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    // Buckets per (mesh axis, tensor axis, reduction, element type), in
+    // program order.
+    std::map<Key, SmallVector<Operation *>> open;
+    std::map<Key, double> openBytes;
+    // Fusing one bucket can make another's member depend on a fellow
+    // member: an all-reduce on axis 0 fused with one that reads an axis-1
+    // member's result now waits for it, and so does everything computed
+    // from the fused op (a loss count feeding the gradients). So the
+    // members are checked again when their bucket is fused, in block
+    // order, and the bucket is cut where one would wait for itself.
+    auto flush = [&](const Key &key) {
+      SmallVector<Operation *> members = open[key];
+      llvm::sort(members, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+      SmallVector<Operation *> part;
+      for (Operation *op : members) {
+        if (!part.empty() && dependsOnBucket(op->getOperand(0), part)) {
+          if (part.size() > 1)
+            fuseAtLast(part);
+          part.clear();
+        }
+        part.push_back(op);
+      }
+      if (part.size() > 1)
+        fuseAtLast(part);
+      open[key].clear();
+      openBytes[key] = 0;
+    };
+    for (Operation *op : candidates) {
+      Value input = op->getOperand(0);
+      auto [meshAxis, axis, max] = keyOf(op);
+      Key key = std::make_tuple(
+          meshAxis, axis, max,
+          cast<RankedTensorType>(input.getType()).getElementType().getAsOpaquePointer());
+      double bytes = localBytes(mesh, input);
+      SmallVector<Operation *> &bucket = open[key];
+      if (!bucket.empty() && (dependsOnBucket(input, bucket) ||
+                              openBytes[key] + bytes > limits.bucket))
+        flush(key);
+      open[key].push_back(op);
+      openBytes[key] += bytes;
+    }
+    for (auto &entry : open)
+      flush(entry.first);
+  }
+
+  /// Small weights' all-gathers along their first axis (ZeRO-3's biases and
+  /// norm weights, stored flat): in program order, each joins the open
+  /// bucket of its kind, its chain from the variable's read moved before
+  /// the bucket's first member, so that one collective gathers them all
+  /// where the first is needed (DeepSpeed's coalesced parameter gathers).
+  /// A read moves only where no write of its variable lies between.
+  void bucketWeightGathers(func::FuncOp fn, const sbp::Mesh &mesh) {
+    llvm::StringMap<SmallVector<Operation *>> writes;
+    fn.walk([&](of::WriteVariableOp write) {
+      writes[write.getVariable()].push_back(write);
+    });
+    struct Open {
+      SmallVector<Operation *> members;
+      double bytes = 0;
+    };
+    std::map<Key, Open> open;
+    auto flush = [&](const Key &key) {
+      if (open[key].members.size() > 1)
+        fuseAtFirst(open[key].members);
+      open[key] = Open();
+    };
+    double largest = 0;
+    fn.walk([&](of::AllGatherOp op) {
+      for (Value output : op->getResults())
+        largest = std::max(largest, localBytes(mesh, output));
+    });
+    BucketLimits limits = limitsFor(bucketMb, largest);
+    SmallVector<of::AllGatherOp> candidates;
+    fn.walk([&](of::AllGatherOp op) {
+      if (op->getNumOperands() == 1 && op.getAxis() == 0 &&
+          localBytes(mesh, op.getOutput()) <= limits.member)
+        candidates.push_back(op);
+    });
+    for (of::AllGatherOp gather : candidates) {
+      SmallVector<Operation *> chain = weightChain(gather);
+      if (chain.empty())
+        continue;
+      Key key = std::make_tuple(int64_t(gather.getMeshAxis()), int64_t(gather.getAxis()),
+                                gather->hasAttr(kRegatherAttr),
+                                cast<RankedTensorType>(gather.getInput().getType())
+                                    .getElementType()
+                                    .getAsOpaquePointer());
+      double bytes = localBytes(mesh, gather.getOutput());
+      Open &bucket = open[key];
+      if (!bucket.members.empty()) {
+        Operation *first = firstMember(bucket.members);
+        auto read = cast<of::ReadVariableOp>(chain.front());
+        bool blocked = bucket.bytes + bytes > limits.bucket;
+        if (!blocked && first->isBeforeInBlock(read))
+          for (Operation *write : writes.lookup(read.getVariable()))
+            blocked |= first->isBeforeInBlock(write) && write->isBeforeInBlock(read);
+        // Another bucket in the chain stays where it is.
+        for (Operation *op : llvm::ArrayRef(chain).drop_back())
+          blocked |= op->getNumOperands() > 1 && first->isBeforeInBlock(op);
+        if (blocked) {
+          flush(key);
+        } else {
+          // Before the first member, in chain order.
+          for (Operation *op : llvm::ArrayRef(chain).drop_back())
+            if (first->isBeforeInBlock(op))
+              op->moveBefore(first);
+        }
+      }
+      open[key].members.push_back(gather);
+      open[key].bytes += bytes;
+    }
+    for (auto &entry : open)
+      flush(entry.first);
   }
 };
 } // namespace

@@ -4,7 +4,7 @@
 // mesh axis divides. GPT-2 XL's 1600x1600 weights on 128x8 devices have
 // none for the 128: each node would hold a whole copy of their state, 40x
 // ZeRO-3's closed form. Stored as the row-major view [devices, n/devices]
-// (padded, or fewer rows for short ones: see run), the same bytes split
+// (padded with zeros where the devices do not divide it), the same bytes split
 // over every device.
 //
 //===----------------------------------------------------------------------===//
@@ -34,9 +34,6 @@ namespace of = mlir::oflow;
 
 namespace oflow {
 namespace {
-
-/// The shortest row (elements per device) a variable is padded for.
-constexpr int64_t kMinPaddedRow = 4096;
 
 /// A variable's own shape, recorded where it is stored flat.
 constexpr StringLiteral kViewAttr = of::OFlowDialect::kViewAttrName;
@@ -411,8 +408,10 @@ void Flattener::run() {
     return;
   llvm::StringMap<Group> groups;
   SmallVector<StringRef> order;
+  // Buffers (batch norm's running statistics) go with the parameters:
+  // split under `all` and `node`, without slots.
   for (auto var : module.getOps<of::VariableOp>())
-    if (var.getRole() == of::VariableRole::param) {
+    if (var.getRole() == of::VariableRole::param || var.getRole() == of::VariableRole::buffer) {
       groups[var.getSymName()].param = var;
       order.push_back(var.getSymName());
     }
@@ -434,16 +433,12 @@ void Flattener::run() {
     if (type.getRank() == 0 || n == 0)
       continue;
     // One row per device, the last rows padded with zeros where the
-    // devices do not divide the elements (as FSDP pads its flat parameters)
-    // and each device's row is long; a short one (a 1600-element bias on
-    // 1024 devices) takes the rows their count divides: padding it costs
-    // each step a pad, a slice and collectives of a few bytes over every
-    // device (GPT 1.5B on 128x8 under ZeRO-2: 372 ms a step against 341,
-    // to save 1.4 MB per device).
+    // devices do not divide the elements, as FSDP pads its flat parameters.
+    // A short one (a 1600-element bias on 1024 devices) holds a few
+    // elements per device; oflow-bucket-collectives gathers and scatters
+    // such small pieces together, so their latency is paid once per bucket.
     g.elements = n;
-    int64_t rows = n % devices == 0 || llvm::divideCeil(n, devices) >= kMinPaddedRow
-                       ? devices
-                       : std::gcd(n, devices);
+    int64_t rows = devices;
     if (rows == 1)
       continue;
     g.flat = {rows, llvm::divideCeil(n, rows)};

@@ -252,8 +252,12 @@ LogicalResult Planner::layOutVariables(ModuleOp module) {
       parent = nullptr;
     bool slot = var.getRole() == of::VariableRole::optimizer;
     bool params = shardState == ShardState::All || shardState == ShardState::Node;
-    if (!layout && ((slot && shardState != ShardState::None) ||
-                    (var.getRole() == of::VariableRole::param && params)))
+    // Buffers (running statistics) split with the parameters: training
+    // only updates them, elementwise from statistics every device holds
+    // whole, so a split costs no collective there.
+    bool paramLike = var.getRole() == of::VariableRole::param ||
+                     var.getRole() == of::VariableRole::buffer;
+    if (!layout && ((slot && shardState != ShardState::None) || (paramLike && params)))
       layout = shardedLayout(cast<RankedTensorType>(var.getType()).getShape(), parent,
                              shardState == ShardState::Node);
     if (!layout && parent)

@@ -33,11 +33,13 @@ static Value createStep(OpBuilder &builder, Location loc, Value value,
                                    ValueRange{value}, axis, step.max)
         .getResult(0);
   case sbp::BoxingKind::ReduceScatter:
-    return of::ReduceScatterOp::create(builder, loc, type, value, axis,
-                                       step.splitAxis, step.max);
+    return of::ReduceScatterOp::create(builder, loc, TypeRange{type}, ValueRange{value},
+                                       axis, step.splitAxis, step.max)
+        .getOutput();
   case sbp::BoxingKind::AllGather:
-    return of::AllGatherOp::create(builder, loc, type, value, axis,
-                                   step.splitAxis);
+    return of::AllGatherOp::create(builder, loc, TypeRange{type}, ValueRange{value},
+                                   axis, step.splitAxis)
+        .getOutput();
   case sbp::BoxingKind::AllToAll:
     return of::AllToAllOp::create(builder, loc, type, value, axis,
                                   step.sourceSplitAxis, step.splitAxis);

@@ -179,3 +179,58 @@ module attributes {oflow.mesh = #oflow.mesh<4>} {
     return %0 : tensor<8x12xf32>
   }
 }
+
+// -----
+
+// A bucket of gathers along the first axis (oflow-bucket-collectives: small
+// weights): each rank's chunk is its pieces side by side (3 + 2 elements),
+// one all-gather of [outer 1][chunk 5] into [4 ranks][5], and each member is
+// its columns of that: [4, 3] as 4x3 and [4, 2] as 8 elements.
+// CHECK-LABEL: func.func @gather_bucket(
+// CHECK: %[[P:.*]] = tensor.concat dim(0) %{{.*}}, %arg1 : (tensor<3xf32>, tensor<2xf32>) -> tensor<5xf32>
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG: %[[CHUNK:.*]] = arith.constant 5 : i64
+// CHECK: call @__oflow_rt_all_gather_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %[[CHUNK]], %{{.*}})
+// CHECK: %[[G:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [4, 5] : tensor<20xf32> into tensor<4x5xf32>
+// CHECK: tensor.extract_slice %[[G]][0, 0] [4, 3] [1, 1] : tensor<4x5xf32> to tensor<4x3xf32>
+// CHECK: %[[B:.*]] = tensor.extract_slice %[[G]][0, 3] [4, 2] [1, 1] : tensor<4x5xf32> to tensor<4x2xf32>
+// CHECK: tensor.collapse_shape %[[B]] {{\[\[}}0, 1]] : tensor<4x2xf32> into tensor<8xf32>
+
+// A bucket of scatters: rank r's chunk is the r-th part of each member (a
+// [4][3] and a [4][2] view side by side, packed by one concat along dim 1),
+// one reduce-scatter of [outer 1][chunk 5], and each result its run of the
+// 5 elements this rank keeps.
+// CHECK-LABEL: func.func @scatter_bucket(
+// CHECK: %[[A:.*]] = tensor.expand_shape %arg0 {{\[\[}}0, 1]] output_shape [4, 3] : tensor<12xf32> into tensor<4x3xf32>
+// CHECK: %[[B:.*]] = tensor.expand_shape %arg1 {{\[\[}}0, 1]] output_shape [4, 2] : tensor<8xf32> into tensor<4x2xf32>
+// CHECK: %[[P:.*]] = tensor.concat dim(1) %[[A]], %[[B]] : (tensor<4x3xf32>, tensor<4x2xf32>) -> tensor<4x5xf32>
+// CHECK-NOT: linalg.copy
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG: %[[CHUNK:.*]] = arith.constant 5 : i64
+// CHECK: call @__oflow_rt_reduce_scatter_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %[[CHUNK]], %{{.*}})
+// CHECK: %[[R:.*]] = bufferization.to_tensor
+// CHECK: tensor.extract_slice %[[R]][0] [3] [1]
+// CHECK: tensor.extract_slice %[[R]][3] [2] [1]
+module attributes {oflow.mesh = #oflow.mesh<4>, oflow.partitioned} {
+  func.func @gather_bucket(%a: tensor<1x3xf32>, %b: tensor<2xf32>) -> (tensor<4x3xf32>, tensor<8xf32>) {
+    %0:2 = oflow.all_gather %a, %b {mesh_axis = 0 : i64, axis = 0 : i64} : (tensor<1x3xf32>, tensor<2xf32>) -> (tensor<4x3xf32>, tensor<8xf32>)
+    return %0#0, %0#1 : tensor<4x3xf32>, tensor<8xf32>
+  }
+  func.func @scatter_bucket(%a: tensor<12xf32>, %b: tensor<8xf32>) -> (tensor<3xf32>, tensor<2xf32>) {
+    %0:2 = oflow.reduce_scatter %a, %b {mesh_axis = 0 : i64, axis = 0 : i64} : (tensor<12xf32>, tensor<8xf32>) -> (tensor<3xf32>, tensor<2xf32>)
+    return %0#0, %0#1 : tensor<3xf32>, tensor<2xf32>
+  }
+}
+
+// -----
+
+// A bucket packs runs of elements: a member converted along a later axis
+// (elements before it) cannot join one.
+module attributes {oflow.mesh = #oflow.mesh<4>, oflow.partitioned} {
+  func.func @bucket_inner_axis(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> (tensor<2x12xf32>, tensor<2x12xf32>) {
+    // expected-error @+2 {{'oflow.all_gather' op cannot lower: a bucket's members must be converted along their first axis}}
+    // expected-error @+1 {{failed to legalize operation 'oflow.all_gather'}}
+    %0:2 = oflow.all_gather %a, %b {mesh_axis = 0 : i64, axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> (tensor<2x12xf32>, tensor<2x12xf32>)
+    return %0#0, %0#1 : tensor<2x12xf32>, tensor<2x12xf32>
+  }
+}

@@ -161,3 +161,79 @@ module attributes {oflow.mesh = #oflow.mesh<2x2>} {
     return %b1, %b2, %a2 : tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>
   }
 }
+
+// -----
+
+// Small weights' all-gathers (ZeRO-3's biases, stored flat): the later
+// members' reads and views move up to the first member, and one all-gather
+// takes them all there. The bucket holds at most what the largest gather
+// of the function (@big, 1 KiB) holds, each member at most a quarter of
+// that. @c is written between the first member and its read: its gather
+// stays alone. The backward pass's copies (oflow.regather) bucket apart,
+// and a weight gathered twice in a bucket is gathered once.
+// CHECK-LABEL: func.func @weights
+// CHECK: %[[A:.*]] = oflow.read_variable @a
+// CHECK-NEXT: %[[B:.*]] = oflow.read_variable @b
+// CHECK-NEXT: %[[BV:.*]] = oflow.reshape %[[B]] [4, 2]
+// CHECK-NEXT: %[[G:.*]]:2 = oflow.all_gather %[[A]], %[[BV]] {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<4x2xf32>, tensor<4x2xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>)
+// CHECK: oflow.all_gather %{{.*}} {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<4x64xf32>) -> tensor<4x64xf32>
+// CHECK: oflow.write_variable @c
+// CHECK: %[[C:.*]] = oflow.read_variable @c
+// CHECK-NEXT: oflow.all_gather %[[C]] {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+// CHECK: %[[R:.*]]:2 = oflow.all_gather %[[A]], %[[BV]] {axis = 0 : i64, mesh_axis = 0 : i64, oflow.regather} : (tensor<4x2xf32>, tensor<4x2xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>)
+// CHECK-NOT: oflow.all_gather
+// CHECK: oflow.add %{{.*}}, %[[R]]#0
+// CHECK-NOT: oflow.all_gather
+// NOFUSE-LABEL: func.func @weights
+// NOFUSE-COUNT-7: oflow.all_gather %{{[0-9]+}} {
+module attributes {oflow.mesh = #oflow.mesh<4>} {
+  oflow.variable @a param : tensor<4x2xf32>
+  oflow.variable @b param : tensor<8xf32>
+  oflow.variable @c param : tensor<4x2xf32>
+  oflow.variable @big param : tensor<4x64xf32>
+  func.func @weights(%x: tensor<4x2xf32>, %y: tensor<4x64xf32>) -> (tensor<4x2xf32>, tensor<4x64xf32>) {
+    %a = oflow.read_variable @a : tensor<4x2xf32>
+    %ga = oflow.all_gather %a {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    %u = oflow.mul %x, %ga : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    %big = oflow.read_variable @big : tensor<4x64xf32>
+    %gbig = oflow.all_gather %big {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<4x64xf32>) -> tensor<4x64xf32>
+    %z = oflow.mul %y, %gbig : (tensor<4x64xf32>, tensor<4x64xf32>) -> tensor<4x64xf32>
+    %b = oflow.read_variable @b : tensor<8xf32>
+    %bv = oflow.reshape %b [4, 2] : (tensor<8xf32>) -> tensor<4x2xf32>
+    %gb = oflow.all_gather %bv {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    %v = oflow.add %u, %gb : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    oflow.write_variable @c, %v : tensor<4x2xf32>
+    %c = oflow.read_variable @c : tensor<4x2xf32>
+    %gc = oflow.all_gather %c {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    %w = oflow.add %v, %gc : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    %ra = oflow.all_gather %a {axis = 0 : i64, mesh_axis = 0 : i64, oflow.regather} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    %w2 = oflow.add %w, %ra : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    %rb = oflow.all_gather %bv {axis = 0 : i64, mesh_axis = 0 : i64, oflow.regather} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    %w3 = oflow.add %w2, %rb : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    %ra2 = oflow.all_gather %a {axis = 0 : i64, mesh_axis = 0 : i64, oflow.regather} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    %w4 = oflow.add %w3, %ra2 : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    return %w4, %z : tensor<4x2xf32>, tensor<4x64xf32>
+  }
+}
+
+// -----
+
+// Small reduce-scatters along the first axis bucket like all-reduces, after
+// the last operand; one along axis 1 does not (its pieces are not runs).
+// The largest scatter (1.5 KiB) bounds the bucket, a member a quarter of it.
+// CHECK-LABEL: func.func @scatters
+// CHECK: %[[A:.*]] = oflow.neg %arg0
+// CHECK-NEXT: %[[B:.*]] = oflow.exp %arg0
+// CHECK-NEXT: %[[S:.*]]:2 = oflow.reduce_scatter %[[A]], %[[B]] {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<8x12xf32>, tensor<8x12xf32>) -> (tensor<8x12xf32>, tensor<8x12xf32>)
+// CHECK: oflow.reduce_scatter %{{.*}} {axis = 1 : i64, mesh_axis = 0 : i64} : (tensor<8x48xf32>) -> tensor<8x48xf32>
+module attributes {oflow.mesh = #oflow.mesh<4>} {
+  func.func @scatters(%x: tensor<8x12xf32>, %y: tensor<8x48xf32>) -> (tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x48xf32>) {
+    %a = oflow.neg %x : tensor<8x12xf32>
+    %sa = oflow.reduce_scatter %a {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %b = oflow.exp %x : tensor<8x12xf32>
+    %sb = oflow.reduce_scatter %b {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %c = oflow.relu %y : tensor<8x48xf32>
+    %sc = oflow.reduce_scatter %c {axis = 1 : i64, mesh_axis = 0 : i64} : (tensor<8x48xf32>) -> tensor<8x48xf32>
+    return %sa, %sb, %sc : tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x48xf32>
+  }
+}

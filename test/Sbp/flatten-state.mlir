@@ -112,13 +112,13 @@ module attributes {oflow.mesh = #oflow.mesh<4>} {
 
 // -----
 
-// 16385 elements on 4 devices: rows of 4097 (at least 4096: worth padding),
-// the last 3 elements zeros. The gradient is padded into the update
+// 16385 elements on 4 devices: rows of 4097, the last 3 elements zeros. The gradient is padded into the update
 // (slice_backward), the forward pass reads the weight's first 16385.
 // ALL-LABEL: oflow.variable @p param : tensor<4x4097xf32> {oflow.view = array<i64: 16385>}
 // ALL: oflow.variable @p.m optimizer : tensor<4x4097xf32> {of = @p, oflow.view = array<i64: 16385>}
-// A 42-element bias would be rows of 11: it keeps its shape.
-// ALL: oflow.variable @q param : tensor<42xf32>
+// A 42-element bias too: rows of 11, 2 zeros (oflow-bucket-collectives
+// gathers and scatters such small pieces together).
+// ALL: oflow.variable @q param : tensor<4x11xf32> {oflow.view = array<i64: 42>}
 // ALL-LABEL: func.func @train
 // ALL: %[[P:.*]] = oflow.read_variable @p : tensor<4x4097xf32>
 // ALL: %[[ROW:.*]] = oflow.reshape %[[P]] [16388]
@@ -141,5 +141,31 @@ module attributes {oflow.mesh = #oflow.mesh<4>} {
     oflow.write_variable @p.m, %nm : tensor<16385xf32>
     oflow.write_variable @p, %np : tensor<16385xf32>
     return %y : tensor<16385xf32>
+  }
+}
+
+// -----
+
+// A buffer (batch norm's running statistic) goes with the parameters:
+// stored flat under ZeRO-3 (6 elements on 4 devices: rows of 2, padded),
+// its update (from statistics every device holds whole) on that view; it
+// keeps its shape under ZeRO-2.
+// ALL-LABEL: oflow.variable @r buffer : tensor<4x2xf32> {oflow.view = array<i64: 6>}
+// ALL-LABEL: func.func @train
+// ALL: %[[R:.*]] = oflow.read_variable @r : tensor<4x2xf32>
+// ALL: %[[S:.*]] = oflow.slice_backward %arg0 {input_shape = array<i64: 8>
+// ALL: %[[SF:.*]] = oflow.reshape %[[S]] [4, 2]
+// ALL: %[[NEW:.*]] = oflow.add %{{.*}}, %[[SF]] : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+// ALL: oflow.write_variable @r, %[[NEW]] : tensor<4x2xf32>
+// OPT-LABEL: oflow.variable @r buffer : tensor<6xf32>
+// BOX-LABEL: oflow.variable @r buffer : tensor<4x2xf32> {{.*}}sbp = #oflow.nd_sbp<[S(0)]>}
+module attributes {oflow.mesh = #oflow.mesh<4>} {
+  oflow.variable @r buffer : tensor<6xf32>
+  func.func @train(%batch: tensor<6xf32> {oflow.name = "x"}, %m: tensor<f32> {oflow.name = "m"}) -> (tensor<6xf32> {oflow.name = "y"}) attributes {oflow.entry = "train"} {
+    %r = oflow.read_variable @r : tensor<6xf32>
+    %kept = oflow.mul %r, %m : (tensor<6xf32>, tensor<f32>) -> tensor<6xf32>
+    %new = oflow.add %kept, %batch : (tensor<6xf32>, tensor<6xf32>) -> tensor<6xf32>
+    oflow.write_variable @r, %new : tensor<6xf32>
+    return %batch : tensor<6xf32>
   }
 }

@@ -8,8 +8,9 @@ embedding, whose 16842 elements 4 does not divide either, padded to 4x4211)
 on 4 devices:
 
   1. the plan stores those weights (ZeRO-3) or their AdamW moments (ZeRO-2)
-     as 4x441, a quarter per device, where the plain layout kept them whole;
-     its plan file compiles back to the same plan;
+     as 4x441, a quarter per device, where the plain layout kept them whole,
+     and the 42-element biases padded as 4x11, their all-gathers
+     bucketed; its plan file compiles back to the same plan;
   2. 10 steps of AdamW with global-norm clipping give the same losses as
      data parallelism on the same mesh within 1e-6, and as one device
      within 2e-5 (the mesh's batch sums alone differ from one device's by
@@ -75,6 +76,18 @@ def plan(compiler, model, common, flags):
     return tensors
 
 
+def collective_buckets(compiler, model, common, flags):
+    """(kind, operands) of each collective of the train entry's plan."""
+    text = run([compiler, model, "--emit=plan", "-o", "-"] + common + flags).stdout
+    ops = {}
+    for line in text.splitlines():
+        if line.startswith("collective entry=train "):
+            fields = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+            kind, count = ops.get(fields["id"], (fields["kind"], 0))
+            ops[fields["id"]] = (kind, count + 1)
+    return list(ops.values())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--oflow-compile", required=True)
@@ -114,9 +127,15 @@ def main():
               wte.get("local") == "1x4211",
               f"ZeRO-3 on 4: the 401x42 embedding stored padded as 4x4211 ({wte})")
         biases = [t for n, t in z3.items() if n.endswith("attn.q.bias")]
-        check(biases and all(t["global"] == "42" for t in biases),
-              f"a 42-element bias (11 per device if padded: a pad, a slice and collectives "
-              f"of a few bytes each step) keeps its shape ({biases[:1]})")
+        check(biases and all(t["global"] == "4x11" and t["local"] == "1x11" for t in biases),
+              f"ZeRO-3 on 4: a 42-element bias stored padded as 4x11 ({biases[:1]})")
+        # Their all-gathers come in buckets (oflow-bucket-collectives), the
+        # forward's apart from the backward's: every small weight at least
+        # twice (36 weights).
+        buckets = collective_buckets(cc, model, common, plans["zero3"])
+        gathers = [n for kind, n in buckets if kind == "all-gather" and n > 1]
+        check(len(gathers) >= 2 and sum(gathers) >= 36,
+              f"ZeRO-3 on 4: the small weights' all-gathers are bucketed ({gathers})")
         # The plan as a file compiles to the same plan (the hints say flat).
         plan_file = os.path.join(tmp, "zero3.json")
         run([cc, model, "--emit=plan-json", "-o", plan_file] + common + plans["zero3"])

@@ -171,13 +171,24 @@ def InsertBoxing : Pass<"oflow-insert-boxing", "::mlir::ModuleOp"> {
 }
 
 def BucketCollectives : Pass<"oflow-bucket-collectives", "::mlir::ModuleOp"> {
-  let summary = "fuse all-reduces on the same mesh axis into buckets";
+  let summary = "fuse all-reduces, and small reduce-scatters and weight all-gathers, into buckets";
   let description = [{
     Groups the single-operand `oflow.all_reduce`s of each function (same
     mesh axis, same reduction, same element type) in program order into
     buckets of at most `bucket-mb` MiB; each bucket becomes one multi-operand
     all-reduce placed right after the last of its operands is computed (so
     it is issued as soon as its last gradient is ready).
+
+    Small pieces (at most 1 MiB each) converted along their first tensor
+    axis bucket the same way, so that their latency is paid once (ZeRO-3's
+    biases and norm weights, stored flat and split over every device):
+    `oflow.reduce_scatter`s as all-reduces; `oflow.all_gather`s of a
+    variable's read (through views and earlier gathers) at the first
+    member, each later member's read and views moved up to it. A read does
+    not move past a write of its variable. Under `--micro-batches` (a
+    sequential mesh axis) scatters and gathers keep one operand each.
+    Runs after `oflow-regather-for-backward`, so that the backward pass's
+    gathers bucket among themselves.
   }];
   let options = [
     Option<"bucketMb", "bucket-mb", "double", "25.0",

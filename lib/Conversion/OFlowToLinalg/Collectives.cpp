@@ -210,22 +210,76 @@ struct AllReduceLowering : OpConversionPattern<of::AllReduceOp> {
   }
 };
 
+/// The elements of `v` from `offset` on, `n` of them, as `shape`.
+Value pieceOf(OpBuilder &b, Location loc, Value v, int64_t offset, int64_t n,
+              ArrayRef<int64_t> shape) {
+  Value piece = tensor::ExtractSliceOp::create(
+      b, loc, v, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(n)}, ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  return reshapeTo(b, loc, piece, shape);
+}
+
+/// A bucket of gathers or scatters packs its members side by side in each
+/// rank's chunk: members converted along their first axis (nothing before
+/// it), so a member's part of a chunk is one run of elements.
+LogicalResult checkBucket(Operation *op, ValueRange pieces, int64_t axis) {
+  Type element = elementTypeOf(pieces.front());
+  for (Value v : pieces) {
+    if (elementTypeOf(v) != element)
+      return cannotLower(op, "a bucket mixes element types");
+    if (aroundAxis(shapeOf(v), axis).first != 1)
+      return cannotLower(op, "a bucket's members must be converted along their first axis");
+  }
+  return success();
+}
+
 struct AllGatherLowering : OpConversionPattern<of::AllGatherOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(of::AllGatherOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
     Type element = elementTypeOf(op.getInput());
     if (failed(checkCollectiveType(op, element)))
       return failure();
-    // The local piece as [outer][chunk] around the gathered axis.
-    auto [outer, chunk] = aroundAxis(shapeOf(op.getInput()), op.getAxis());
-    rewriter.replaceOp(
-        op, callCollective(rewriter, op.getLoc(), op, "all_gather",
-                           adaptor.getInput(), shapeOf(op.getOutput()),
-                           {dtypeCode(element)},
-                           {outer, chunk, op.getMeshAxis()},
-                           readsState(op.getInput()) ? kGatheredWeightAttr : ""));
+    StringRef mark = llvm::all_of(op.getInputs(), readsState) ? kGatheredWeightAttr : "";
+    if (op.getInputs().size() == 1) {
+      // The local piece as [outer][chunk] around the gathered axis.
+      auto [outer, chunk] = aroundAxis(shapeOf(op.getInput()), op.getAxis());
+      rewriter.replaceOp(
+          op, callCollective(rewriter, loc, op, "all_gather", adaptor.getInputs()[0],
+                             shapeOf(op.getOutput()), {dtypeCode(element)},
+                             {outer, chunk, op.getMeshAxis()}, mark));
+      return success();
+    }
+    if (failed(checkBucket(op, op.getInputs(), op.getAxis())))
+      return failure();
+    // Each rank's chunk is its pieces one after another; the gathered
+    // [ranks][chunk] holds member i at columns [offset_i, offset_i + n_i).
+    SmallVector<Value> flat;
+    SmallVector<int64_t> counts;
+    int64_t chunk = 0;
+    for (Value v : adaptor.getInputs()) {
+      counts.push_back(tensorType(v).getNumElements());
+      flat.push_back(reshapeTo(rewriter, loc, v, {counts.back()}));
+      chunk += counts.back();
+    }
+    int64_t ranks = tensorType(op.getOutput()).getNumElements() / counts.front();
+    Value packed = tensor::ConcatOp::create(rewriter, loc, 0, flat);
+    Value gathered = callCollective(rewriter, loc, op, "all_gather", packed, {ranks, chunk},
+                                    {dtypeCode(element)}, {1, chunk, op.getMeshAxis()}, mark);
+    SmallVector<Value> results;
+    int64_t offset = 0;
+    for (auto [n, out] : llvm::zip(counts, op.getOutputs())) {
+      Value columns = tensor::ExtractSliceOp::create(
+          rewriter, loc, gathered,
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0), rewriter.getIndexAttr(offset)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(ranks), rewriter.getIndexAttr(n)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1), rewriter.getIndexAttr(1)});
+      results.push_back(reshapeTo(rewriter, loc, columns, shapeOf(out)));
+      offset += n;
+    }
+    rewriter.replaceOp(op, results);
     return success();
   }
 };
@@ -235,17 +289,42 @@ struct ReduceScatterLowering : OpConversionPattern<of::ReduceScatterOp> {
   LogicalResult
   matchAndRewrite(of::ReduceScatterOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
     Type element = elementTypeOf(op.getInput());
     if (failed(checkCollectiveType(op, element)))
       return failure();
-    // The resulting piece as [outer][chunk] around the scattered axis.
-    ArrayRef<int64_t> out = shapeOf(op.getOutput());
-    auto [outer, chunk] = aroundAxis(out, op.getAxis());
-    rewriter.replaceOp(
-        op, callCollective(rewriter, op.getLoc(), op, "reduce_scatter",
-                           adaptor.getInput(), out,
-                           {dtypeCode(element), op.getMax() ? 1 : 0},
-                           {outer, chunk, op.getMeshAxis()}));
+    SmallVector<int64_t> before = {dtypeCode(element), op.getMax() ? 1 : 0};
+    if (op.getInputs().size() == 1) {
+      // The resulting piece as [outer][chunk] around the scattered axis.
+      ArrayRef<int64_t> out = shapeOf(op.getOutput());
+      auto [outer, chunk] = aroundAxis(out, op.getAxis());
+      rewriter.replaceOp(op, callCollective(rewriter, loc, op, "reduce_scatter",
+                                            adaptor.getInputs()[0], out, before,
+                                            {outer, chunk, op.getMeshAxis()}));
+      return success();
+    }
+    if (failed(checkBucket(op, op.getOutputs(), op.getAxis())))
+      return failure();
+    // Rank r's chunk: the r-th part of every member, one after another.
+    SmallVector<Value> columns;
+    SmallVector<int64_t> counts;
+    int64_t chunk = 0;
+    for (auto [in, out] : llvm::zip(adaptor.getInputs(), op.getOutputs())) {
+      counts.push_back(tensorType(out).getNumElements());
+      int64_t ranks = tensorType(in).getNumElements() / counts.back();
+      columns.push_back(reshapeTo(rewriter, loc, in, {ranks, counts.back()}));
+      chunk += counts.back();
+    }
+    Value packed = tensor::ConcatOp::create(rewriter, loc, 1, columns);
+    Value mine = callCollective(rewriter, loc, op, "reduce_scatter", packed, {chunk}, before,
+                                {1, chunk, op.getMeshAxis()});
+    SmallVector<Value> results;
+    int64_t offset = 0;
+    for (auto [n, out] : llvm::zip(counts, op.getOutputs())) {
+      results.push_back(pieceOf(rewriter, loc, mine, offset, n, shapeOf(out)));
+      offset += n;
+    }
+    rewriter.replaceOp(op, results);
     return success();
   }
 };
