@@ -198,9 +198,14 @@ void layOut(const LineReader &r, TensorSlot &s, const std::vector<int64_t> &mesh
 
 void checkSlot(const LineReader &r, const TensorSlot &s, int64_t bufferBytes,
                const char *buffer) {
-  if (s.offset % 64 != 0)
+  // 64 bytes, or the power of two that holds a smaller piece (the
+  // compiler's oflow-bind-program-interface).
+  int64_t align = 64;
+  while (align / 2 >= std::max<int64_t>(s.localBytes(), dtypeSize(s.dtype)))
+    align /= 2;
+  if (s.offset % align != 0)
     throw r.error("offset " + std::to_string(s.offset) + " of '" + s.name +
-                  "' is not a multiple of 64");
+                  "' is not a multiple of " + std::to_string(align));
   if (s.offset < 0 || s.offset + s.localBytes() > bufferBytes)
     throw r.error("'" + s.name + "' (" + std::to_string(s.localBytes()) +
                   " bytes at " + std::to_string(s.offset) + ") lies outside " +

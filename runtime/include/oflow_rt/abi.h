@@ -324,7 +324,8 @@ void mgpuSetDefaultDevice(int32_t device);
  * Manifest format (version 1). One record per line, tokens separated by one
  * space, `#` starts a comment line. Names are escaped: every byte outside
  * [A-Za-z0-9._:/-] is written as %XX (two upper-case hex digits). Offsets and
- * sizes are in bytes; every offset is a multiple of 64. dtype is one of
+ * sizes are in bytes; every offset is a multiple of 64, or of the power of
+ * two that holds a smaller state piece (at least its element). dtype is one of
  * f32 f64 f16 bf16 i64 i32 i16 i8 u8 bool (bool: one byte, 0 or 1).
  * dims: <rank> followed by rank sizes (rank 0 = scalar).
  *
