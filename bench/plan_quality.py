@@ -19,7 +19,8 @@ step and whether it fits, then whether the automatic plan fits and is within
 2% of the best fitting hand plan. Hand plans are never search candidates.
 It also checks each hand plan's state bytes against the closed forms for
 oflow's f32 state (DP 12P, ZeRO-2 4P + 8P/N, ZeRO-3 12P/N: parameters and
-both Adam moments; gradients live in the arena, among the activations) and,
+both Adam moments; gradients live in the arena, among the activations; plus
+the buffers, batch norm's running statistics, whole in every plan) and,
 on one-axis meshes, the collective bytes against the ring formulas (DP and
 ZeRO-2 2(N-1)/N x 4P, ZeRO-3 3(N-1)/N x 4P).
 
@@ -145,6 +146,14 @@ def params_of(cfg):
         return 25557032  # torchvision's ResNet-50, 1000 classes
     d, L = cfg["d_model"], cfg["layers"]
     return VOCAB * d + cfg["seq"] * d + L * (12 * d * d + 13 * d) + 2 * d
+
+
+def buffer_bytes_of(cfg):
+    """Bytes of the model's buffers (batch norm's running statistics), which
+    every plan keeps whole, as FSDP does."""
+    if cfg.get("onnx"):
+        return 4 * 53120  # ResNet-50's running means and variances, f32
+    return 0
 
 
 def main():
@@ -277,8 +286,10 @@ def report(a, plans, results):
         N = 1
         for n in mesh_axes(mesh):
             N *= n
-        forms = {"DP": (12 * P, 2 * (N - 1) / N * 4 * P), "ZeRO-2": (4 * P + 8 * P / N, 2 * (N - 1) / N * 4 * P),
-                 "ZeRO-3": (12 * P / N, 3 * (N - 1) / N * 4 * P)}
+        Bf = buffer_bytes_of(MODELS[model])
+        forms = {"DP": (12 * P + Bf, 2 * (N - 1) / N * 4 * P),
+                 "ZeRO-2": (4 * P + 8 * P / N + Bf, 2 * (N - 1) / N * 4 * P),
+                 "ZeRO-3": (12 * P / N + Bf, 3 * (N - 1) / N * 4 * P)}
         for name, (state, ring) in forms.items():
             r = results[row].get(name, {})
             if "state" not in r:

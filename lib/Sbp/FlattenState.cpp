@@ -408,10 +408,8 @@ void Flattener::run() {
     return;
   llvm::StringMap<Group> groups;
   SmallVector<StringRef> order;
-  // Buffers (batch norm's running statistics) go with the parameters:
-  // split under `all` and `node`, without slots.
   for (auto var : module.getOps<of::VariableOp>())
-    if (var.getRole() == of::VariableRole::param || var.getRole() == of::VariableRole::buffer) {
+    if (var.getRole() == of::VariableRole::param) {
       groups[var.getSymName()].param = var;
       order.push_back(var.getSymName());
     }

@@ -252,12 +252,12 @@ LogicalResult Planner::layOutVariables(ModuleOp module) {
       parent = nullptr;
     bool slot = var.getRole() == of::VariableRole::optimizer;
     bool params = shardState == ShardState::All || shardState == ShardState::Node;
-    // Buffers (running statistics) split with the parameters: training
-    // only updates them, elementwise from statistics every device holds
-    // whole, so a split costs no collective there.
-    bool paramLike = var.getRole() == of::VariableRole::param ||
-                     var.getRole() == of::VariableRole::buffer;
-    if (!layout && ((slot && shardState != ShardState::None) || (paramLike && params)))
+    // Buffers (batch norm's running statistics) stay whole, as in FSDP:
+    // split, their update took its statistics reduce-scattered besides the
+    // all-reduce the normalisation needs (ResNet-50 on 128x8: 113 more
+    // collectives, 3 ms of a 58 ms step, to save 212 KB per device).
+    if (!layout && ((slot && shardState != ShardState::None) ||
+                    (var.getRole() == of::VariableRole::param && params)))
       layout = shardedLayout(cast<RankedTensorType>(var.getType()).getShape(), parent,
                              shardState == ShardState::Node);
     if (!layout && parent)

@@ -143,29 +143,3 @@ module attributes {oflow.mesh = #oflow.mesh<4>} {
     return %y : tensor<16385xf32>
   }
 }
-
-// -----
-
-// A buffer (batch norm's running statistic) goes with the parameters:
-// stored flat under ZeRO-3 (6 elements on 4 devices: rows of 2, padded),
-// its update (from statistics every device holds whole) on that view; it
-// keeps its shape under ZeRO-2.
-// ALL-LABEL: oflow.variable @r buffer : tensor<4x2xf32> {oflow.view = array<i64: 6>}
-// ALL-LABEL: func.func @train
-// ALL: %[[R:.*]] = oflow.read_variable @r : tensor<4x2xf32>
-// ALL: %[[S:.*]] = oflow.slice_backward %arg0 {input_shape = array<i64: 8>
-// ALL: %[[SF:.*]] = oflow.reshape %[[S]] [4, 2]
-// ALL: %[[NEW:.*]] = oflow.add %{{.*}}, %[[SF]] : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-// ALL: oflow.write_variable @r, %[[NEW]] : tensor<4x2xf32>
-// OPT-LABEL: oflow.variable @r buffer : tensor<6xf32>
-// BOX-LABEL: oflow.variable @r buffer : tensor<4x2xf32> {{.*}}sbp = #oflow.nd_sbp<[S(0)]>}
-module attributes {oflow.mesh = #oflow.mesh<4>} {
-  oflow.variable @r buffer : tensor<6xf32>
-  func.func @train(%batch: tensor<6xf32> {oflow.name = "x"}, %m: tensor<f32> {oflow.name = "m"}) -> (tensor<6xf32> {oflow.name = "y"}) attributes {oflow.entry = "train"} {
-    %r = oflow.read_variable @r : tensor<6xf32>
-    %kept = oflow.mul %r, %m : (tensor<6xf32>, tensor<f32>) -> tensor<6xf32>
-    %new = oflow.add %kept, %batch : (tensor<6xf32>, tensor<6xf32>) -> tensor<6xf32>
-    oflow.write_variable @r, %new : tensor<6xf32>
-    return %batch : tensor<6xf32>
-  }
-}
