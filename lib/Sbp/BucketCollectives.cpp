@@ -41,17 +41,10 @@ static double localBytes(const sbp::Mesh &mesh, Value value) {
   return n;
 }
 
-/// The member of `bucket` (non-empty) that comes first or last in its block
-/// now: fusing an earlier bucket may have moved members after later ones
-/// (their users move after the fused op, and an all-reduce on another mesh
-/// axis can be such a user), so the order of `bucket` is not block order.
-static Operation *firstMember(ArrayRef<Operation *> bucket) {
-  Operation *first = bucket.front();
-  for (Operation *op : bucket)
-    if (op->isBeforeInBlock(first))
-      first = op;
-  return first;
-}
+/// The member of `bucket` (non-empty) that comes last in its block now:
+/// fusing an earlier bucket may have moved members after later ones (their
+/// users move after the fused op, and an all-reduce on another mesh axis
+/// can be such a user), so the order of `bucket` is not block order.
 static Operation *lastMember(ArrayRef<Operation *> bucket) {
   Operation *last = bucket.front();
   for (Operation *op : bucket)
@@ -60,30 +53,32 @@ static Operation *lastMember(ArrayRef<Operation *> bucket) {
   return last;
 }
 
-/// Whether `value` is computed from a result of one of `bucket`'s members
-/// (then it cannot join the bucket: the bucket would wait for itself).
-static bool dependsOnBucket(Value value, ArrayRef<Operation *> bucket) {
-  if (bucket.empty())
-    return false;
-  Operation *first = firstMember(bucket);
-  llvm::SmallPtrSet<Operation *, 8> members(bucket.begin(), bucket.end());
-  llvm::SmallPtrSet<Operation *, 32> seen;
-  SmallVector<Operation *> work;
-  if (Operation *def = value.getDefiningOp())
-    work.push_back(def);
-  while (!work.empty()) {
-    Operation *op = work.pop_back_val();
-    if (!seen.insert(op).second || op->getBlock() != first->getBlock() ||
-        op->isBeforeInBlock(first))
-      continue;
-    if (members.contains(op))
-      return true;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        work.push_back(def);
+/// What is computed from a bucket's members (then it cannot join the
+/// bucket: the bucket would wait for itself). Each member's users are
+/// followed forward once, so a bucket's dependents cost one walk over what
+/// follows its members, not one walk back per candidate.
+class Dependents {
+public:
+  void add(Operation *member) {
+    SmallVector<Operation *> work = {member};
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      if (!reached.insert(op).second)
+        continue;
+      for (Operation *user : op->getUsers())
+        if (Operation *top = op->getBlock()->findAncestorOpInBlock(*user))
+          work.push_back(top);
+    }
   }
-  return false;
-}
+  bool contains(Value value) const {
+    Operation *def = value.getDefiningOp();
+    return def && reached.contains(def);
+  }
+  void clear() { reached.clear(); }
+
+private:
+  DenseSet<Operation *> reached;
+};
 
 /// Marks oflow-regather-for-backward's copies.
 constexpr StringLiteral kRegatherAttr = "oflow.regather";
@@ -162,8 +157,8 @@ static void fuseAtLast(SmallVector<Operation *> bucket) {
 /// Replaces `bucket` (weight all-gathers whose chains from their variable
 /// were moved before the first member) by one at the first member's place:
 /// every member's weight is gathered where the first is needed.
-static void fuseAtFirst(SmallVector<Operation *> bucket) {
-  OpBuilder builder(firstMember(bucket));
+static Operation *fuseAtFirst(SmallVector<Operation *> bucket, Operation *first) {
+  OpBuilder builder(first);
   // A weight gathered twice in the bucket is gathered once.
   SmallVector<Operation *> unique;
   DenseMap<Value, Operation *> byOperand;
@@ -176,8 +171,11 @@ static void fuseAtFirst(SmallVector<Operation *> bucket) {
     op->getResult(0).replaceAllUsesWith(it->second->getResult(0));
     op->erase();
   }
-  if (unique.size() > 1)
-    replaceMembers(unique, createFused(builder, unique));
+  if (unique.size() == 1)
+    return nullptr;
+  Operation *fused = createFused(builder, unique);
+  replaceMembers(unique, fused);
+  return fused;
 }
 
 namespace {
@@ -305,6 +303,16 @@ private:
     // program order.
     std::map<Key, SmallVector<Operation *>> open;
     std::map<Key, double> openBytes;
+    // What each open bucket's members reach; rebuilt after a fusion, which
+    // moves and replaces ops (the flush below checks again exactly).
+    std::map<Key, Dependents> reach;
+    auto rebuild = [&] {
+      for (auto &[key, members] : open) {
+        reach[key].clear();
+        for (Operation *member : members)
+          reach[key].add(member);
+      }
+    };
     // Fusing one bucket can make another's member depend on a fellow
     // member: an all-reduce on axis 0 fused with one that reads an axis-1
     // member's result now waits for it, and so does everything computed
@@ -315,18 +323,22 @@ private:
       SmallVector<Operation *> members = open[key];
       llvm::sort(members, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
       SmallVector<Operation *> part;
+      Dependents dependents;
       for (Operation *op : members) {
-        if (!part.empty() && dependsOnBucket(op->getOperand(0), part)) {
+        if (!part.empty() && dependents.contains(op->getOperand(0))) {
           if (part.size() > 1)
             fuseAtLast(part);
           part.clear();
+          dependents.clear();
         }
         part.push_back(op);
+        dependents.add(op);
       }
       if (part.size() > 1)
         fuseAtLast(part);
       open[key].clear();
       openBytes[key] = 0;
+      rebuild();
     };
     for (Operation *op : candidates) {
       Value input = op->getOperand(0);
@@ -336,11 +348,12 @@ private:
           cast<RankedTensorType>(input.getType()).getElementType().getAsOpaquePointer());
       double bytes = localBytes(mesh, input);
       SmallVector<Operation *> &bucket = open[key];
-      if (!bucket.empty() && (dependsOnBucket(input, bucket) ||
+      if (!bucket.empty() && (reach[key].contains(input) ||
                               openBytes[key] + bytes > limits.bucket))
         flush(key);
       open[key].push_back(op);
       openBytes[key] += bytes;
+      reach[key].add(op);
     }
     for (auto &entry : open)
       flush(entry.first);
@@ -357,14 +370,27 @@ private:
     fn.walk([&](of::WriteVariableOp write) {
       writes[write.getVariable()].push_back(write);
     });
+    // Block order, kept by hand: ops only move up to just before a bucket's
+    // first member, so a moved op (or a fused gather) sits between that
+    // member and the op before it. Asking the block instead renumbers it
+    // after every move (48 layers on 128x8: seconds).
+    DenseMap<Operation *, double> position;
+    for (Operation &op : fn.getBody().front())
+      position[&op] = position.size();
+    auto before = [&](Operation *a, Operation *b) { return position[a] < position[b]; };
     struct Open {
-      SmallVector<Operation *> members;
+      SmallVector<Operation *> members; // the first one first in the block
       double bytes = 0;
     };
     std::map<Key, Open> open;
     auto flush = [&](const Key &key) {
-      if (open[key].members.size() > 1)
-        fuseAtFirst(open[key].members);
+      SmallVector<Operation *> &members = open[key].members;
+      if (members.size() > 1) {
+        Operation *first = members.front();
+        double at = position[first];
+        if (Operation *fused = fuseAtFirst(members, first))
+          position[fused] = at - 0.25;
+      }
       open[key] = Open();
     };
     double largest = 0;
@@ -391,22 +417,24 @@ private:
       double bytes = localBytes(mesh, gather.getOutput());
       Open &bucket = open[key];
       if (!bucket.members.empty()) {
-        Operation *first = firstMember(bucket.members);
+        Operation *first = bucket.members.front();
         auto read = cast<of::ReadVariableOp>(chain.front());
         bool blocked = bucket.bytes + bytes > limits.bucket;
-        if (!blocked && first->isBeforeInBlock(read))
+        if (!blocked && before(first, read))
           for (Operation *write : writes.lookup(read.getVariable()))
-            blocked |= first->isBeforeInBlock(write) && write->isBeforeInBlock(read);
+            blocked |= before(first, write) && before(write, read);
         // Another bucket in the chain stays where it is.
         for (Operation *op : llvm::ArrayRef(chain).drop_back())
-          blocked |= op->getNumOperands() > 1 && first->isBeforeInBlock(op);
+          blocked |= op->getNumOperands() > 1 && before(first, op);
         if (blocked) {
           flush(key);
         } else {
           // Before the first member, in chain order.
           for (Operation *op : llvm::ArrayRef(chain).drop_back())
-            if (first->isBeforeInBlock(op))
+            if (before(first, op)) {
               op->moveBefore(first);
+              position[op] = position[first] - 0.5;
+            }
         }
       }
       open[key].members.push_back(gather);

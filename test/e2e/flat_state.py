@@ -66,25 +66,24 @@ def worst(a, b):
     return max(abs(x - y) / abs(y) for x, y in zip(a, b))
 
 
-def plan(compiler, model, common, flags):
+def plan_records(compiler, model, common, flags, prefix):
+    """The key=value fields of each `--emit=plan` line starting with `prefix`."""
     text = run([compiler, model, "--emit=plan", "-o", "-"] + common + flags).stdout
-    tensors = {}
-    for line in text.splitlines():
-        if line.startswith("tensor "):
-            fields = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
-            tensors[fields["name"]] = fields
-    return tensors
+    return [dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+            for line in text.splitlines() if line.startswith(prefix)]
+
+
+def plan(compiler, model, common, flags):
+    return {fields["name"]: fields
+            for fields in plan_records(compiler, model, common, flags, "tensor ")}
 
 
 def collective_buckets(compiler, model, common, flags):
     """(kind, operands) of each collective of the train entry's plan."""
-    text = run([compiler, model, "--emit=plan", "-o", "-"] + common + flags).stdout
     ops = {}
-    for line in text.splitlines():
-        if line.startswith("collective entry=train "):
-            fields = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
-            kind, count = ops.get(fields["id"], (fields["kind"], 0))
-            ops[fields["id"]] = (kind, count + 1)
+    for fields in plan_records(compiler, model, common, flags, "collective entry=train "):
+        kind, count = ops.get(fields["id"], (fields["kind"], 0))
+        ops[fields["id"]] = (kind, count + 1)
     return list(ops.values())
 
 
