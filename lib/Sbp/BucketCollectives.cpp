@@ -394,17 +394,18 @@ private:
       open[key] = Open();
     };
     double largest = 0;
+    SmallVector<std::pair<of::AllGatherOp, double>> gathers;
     fn.walk([&](of::AllGatherOp op) {
       for (Value output : op->getResults())
         largest = std::max(largest, localBytes(mesh, output));
+      if (op->getNumOperands() == 1 && op.getAxis() == 0)
+        gathers.push_back({op, localBytes(mesh, op.getOutput())});
     });
     BucketLimits limits = limitsFor(bucketMb, largest);
     SmallVector<of::AllGatherOp> candidates;
-    fn.walk([&](of::AllGatherOp op) {
-      if (op->getNumOperands() == 1 && op.getAxis() == 0 &&
-          localBytes(mesh, op.getOutput()) <= limits.member)
+    for (auto [op, bytes] : gathers)
+      if (bytes <= limits.member)
         candidates.push_back(op);
-    });
     for (of::AllGatherOp gather : candidates) {
       SmallVector<Operation *> chain = weightChain(gather);
       if (chain.empty())

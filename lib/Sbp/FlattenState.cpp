@@ -22,7 +22,6 @@
 #include "mlir/IR/BuiltinDialect.h"
 #include "llvm/Support/GlobPattern.h"
 
-#include <numeric>
 
 namespace oflow {
 #define GEN_PASS_DEF_FLATTENSTATE

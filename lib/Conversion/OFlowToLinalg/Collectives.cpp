@@ -163,6 +163,15 @@ LogicalResult checkCollectiveType(Operation *op, Type element) {
   return checkPartitioned(op);
 }
 
+/// The elements of `v` from `offset` on, `n` of them, as `shape`.
+Value pieceOf(OpBuilder &b, Location loc, Value v, int64_t offset, int64_t n,
+              ArrayRef<int64_t> shape) {
+  Value piece = tensor::ExtractSliceOp::create(
+      b, loc, v, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(n)}, ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  return reshapeTo(b, loc, piece, shape);
+}
+
 struct AllReduceLowering : OpConversionPattern<of::AllReduceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -197,27 +206,13 @@ struct AllReduceLowering : OpConversionPattern<of::AllReduceOp> {
     for (Value v : op.getOutputs()) {
       auto type = tensorType(v);
       int64_t n = type.getNumElements();
-      Value piece = tensor::ExtractSliceOp::create(
-          rewriter, loc, reduced,
-          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset)},
-          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(n)},
-          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
-      results.push_back(reshapeTo(rewriter, loc, piece, type.getShape()));
+      results.push_back(pieceOf(rewriter, loc, reduced, offset, n, type.getShape()));
       offset += n;
     }
     rewriter.replaceOp(op, results);
     return success();
   }
 };
-
-/// The elements of `v` from `offset` on, `n` of them, as `shape`.
-Value pieceOf(OpBuilder &b, Location loc, Value v, int64_t offset, int64_t n,
-              ArrayRef<int64_t> shape) {
-  Value piece = tensor::ExtractSliceOp::create(
-      b, loc, v, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(n)}, ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-  return reshapeTo(b, loc, piece, shape);
-}
 
 /// A bucket of gathers or scatters packs its members side by side in each
 /// rank's chunk: members converted along their first axis (nothing before
