@@ -519,7 +519,12 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   int64_t smallest = 0;
   size_t smallestTry = 0; // among the tries without micro-batches
   bool gpu = cuda || options.target == Target::CudaEmulated;
+  // One cost function (issue #15): on a GPU profile, the CUDA targets'
+  // simulation and memory search price compute with the per-kernel model.
+  bool kernelModel = gpu && profile->gpu;
   for (size_t t = 0; t < tries.size(); ++t) {
+    std::vector<EntryEstimate> simulated;
+    mlir::oflow::MeshAttr simulatedMesh;
     CompileOptions planOptions = options;
     int64_t tryMicro = std::max(microBatches, tries[t].microBatches);
     planOptions.microBatches = tryMicro;
@@ -559,18 +564,25 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
         planGraph = collectPlanGraph(*module);
       if (options.emit == EmitStage::PlanJson)
         planVariables = describeSbpPlanJson(*module);
-      if (options.emit == EmitStage::Simulate)
-        planReport = describeSimulation(*module, *profile, options.precision);
+      if (search || options.emit == EmitStage::Simulate) {
+        simulated = estimateEntries(*module, *profile, options.precision);
+        simulatedMesh = (*module)->getAttrOfType<mlir::oflow::MeshAttr>(
+            mlir::oflow::OFlowDialect::kMeshAttrName);
+      }
       if (search)
-        for (EntryEstimate &e : estimateEntries(*module, *profile, options.precision))
+        for (const EntryEstimate &e : simulated)
           if (e.entry == "train")
-            estimate = std::move(e);
-      if (best && estimate && estimate->stepSeconds() >= best->seconds) {
+            estimate = e;
+      // With the kernel model, the op-priced compute is not a bound on the
+      // step: only the collectives are.
+      double atLeast = estimate ? (kernelModel ? estimate->commSeconds() : estimate->stepSeconds())
+                                : 0;
+      if (best && estimate && atLeast >= best->seconds) {
         llvm::raw_string_ostream(triesReport)
             << "memory_try index=" << t + 1 << " shard_state=" << tries[t].shardState
             << " recompute=" << tries[t].recompute
             << (tries[t].keepGathered ? " keep_gathered=yes" : "")
-            << llvm::format(" skipped=yes step_seconds_at_least=%.6g", estimate->stepSeconds())
+            << llvm::format(" skipped=yes step_seconds_at_least=%.6g", atLeast)
             << "\n";
         continue;
       }
@@ -600,16 +612,39 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
           return success();
         })))
       return 1;
-    if (options.emit == EmitStage::Simulate)
-      planReport = addRecomputeToSimulation(planReport, *module, *profile, options.precision);
     MemoryUse use = measureMemoryUse(*module);
     finalUse = use;
     std::string error = memoryLimitError(use, limit, tries[t].shardState == "all" ||
                                                          tries[t].shardState == "node");
+    // CUDA targets: the train entry's compute from the per-kernel model of
+    // the program as lowered (its recomputed copies included), for the
+    // plans that fit (the search prices no other) or the one plan asked for.
+    auto trainEstimate =
+        llvm::find_if(simulated, [](const EntryEstimate &e) { return e.entry == "train"; });
+    if (kernelModel && trainEstimate != simulated.end() && (error.empty() || !search)) {
+      FailureOr<KernelCompute> kernels = kernelModelCompute(*module, "train", *profile, root);
+      if (failed(kernels)) {
+        emitError(cliLoc) << "the per-kernel model could not form the train entry's kernels";
+        return 1;
+      }
+      trainEstimate->computeSeconds = kernels->seconds;
+      trainEstimate->computeModel = "kernels";
+      trainEstimate->launches = kernels->launches;
+      if (estimate)
+        estimate = *trainEstimate;
+    } else if (kernelModel) {
+      estimate.reset(); // over the limit: not priced
+    }
+    if (options.emit == EmitStage::Simulate && simulatedMesh)
+      planReport = addRecomputeToSimulation(
+          formatSimulation(simulatedMesh, simulated, *profile, options.precision), *module,
+          *profile, options.precision);
     double seconds = 0;
     if (estimate)
       seconds = estimate->stepSeconds() +
-                recomputeSeconds(*module, "train", *profile, options.precision);
+                (estimate->computeModel == "kernels"
+                     ? 0
+                     : recomputeSeconds(*module, "train", *profile, options.precision));
     if (search) {
       triedText += (triedText.empty() ? "" : ", ") + tries[t].name() + " " +
                    formatByteSize(use.total());

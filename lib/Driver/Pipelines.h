@@ -7,12 +7,17 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/JSON.h"
 
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace mlir::oflow {
+class MeshAttr;
+} // namespace mlir::oflow
 
 namespace oflow {
 
@@ -65,6 +70,11 @@ struct EntryEstimate {
   std::string entry;
   int64_t ops = 0;
   double computeSeconds = 0;
+  /// Where computeSeconds comes from: "ops" (each op priced as the planner
+  /// prices it) or "kernels" (the lowered program's launches priced by the
+  /// per-kernel model, kernelModelCompute; `launches` of them).
+  std::string computeModel = "ops";
+  int64_t launches = 0;
   std::map<int64_t, Axis> axes; ///< by mesh axis
   int64_t collectives() const {
     int64_t n = 0;
@@ -99,6 +109,27 @@ double recomputeSeconds(mlir::ModuleOp module, llvm::StringRef entry,
 /// axis's collectives (bytes per device, alpha-beta seconds) and the step.
 std::string describeSimulation(mlir::ModuleOp module, const DeviceProfile &profile,
                                llvm::StringRef precision);
+/// The same lines for `entries` (estimateEntries', possibly with the
+/// kernel model's compute) on the module's mesh `meshAttr`.
+std::string formatSimulation(mlir::oflow::MeshAttr meshAttr,
+                             llvm::ArrayRef<EntryEstimate> entries,
+                             const DeviceProfile &profile, llvm::StringRef precision);
+
+/// What the per-kernel model (--emit=kernels) predicts for an entry's
+/// compute: the launches of the program as the CUDA target lowers it.
+struct KernelCompute {
+  double seconds = 0;
+  int64_t launches = 0; ///< generated kernels and library calls, collectives left out
+};
+/// `module` after memory planning: a copy holding only `entry`'s function
+/// has its kernels formed and outlined as the CUDA codegen does, and every
+/// launch but the collectives (the links' alpha-beta prices those) is
+/// priced by the per-kernel model on `profile` (a GPU's). Issue #15 asks
+/// for one cost function: this is the one --emit=kernels reports and the
+/// GPU check compares with measured steps.
+mlir::FailureOr<KernelCompute> kernelModelCompute(mlir::ModuleOp module, llvm::StringRef entry,
+                                                  const DeviceProfile &profile,
+                                                  mlir::TimingScope &timing);
 /// --emit=plan-json's layouts (after boxing): {"variables": {symbol:
 /// "[S(0), B]"}, "inputs": {name: layout}, "mesh": [sizes]}.
 llvm::json::Object describeSbpPlanJson(mlir::ModuleOp module);

@@ -10,6 +10,7 @@
 #include "Pipelines.h"
 
 #include "OFlow/OFlowOps.h"
+#include "oflow/Codegen/KernelReport.h"
 #include "oflow/Codegen/Passes.h"
 #include "oflow/Codegen/Program.h"
 #include "oflow/Sbp/BoxingPlanner.h"
@@ -18,6 +19,7 @@
 #include "oflow/Support/DeviceProfile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -344,6 +346,12 @@ std::vector<EntryEstimate> estimateEntries(ModuleOp module, const DeviceProfile 
 std::string describeSimulation(ModuleOp module, const DeviceProfile &profile,
                                StringRef precision) {
   auto meshAttr = module->getAttrOfType<of::MeshAttr>(of::OFlowDialect::kMeshAttrName);
+  return formatSimulation(meshAttr, estimateEntries(module, profile, precision), profile,
+                          precision);
+}
+
+std::string formatSimulation(of::MeshAttr meshAttr, ArrayRef<EntryEstimate> entries,
+                             const DeviceProfile &profile, StringRef precision) {
   std::optional<int64_t> microAxis = sbp::microBatchAxis(meshAttr);
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -351,21 +359,65 @@ std::string describeSimulation(ModuleOp module, const DeviceProfile &profile,
      << meshAttr.getNumDevices() << " devices), device " << profile.name << ", "
      << precision << " GEMMs; compute and collectives in sequence (the runtime "
         "does not overlap them yet)\n";
+  if (llvm::any_of(entries, [](const EntryEstimate &e) { return e.computeModel == "kernels"; }))
+    os << "# compute_model=kernels: the entry's launches as the CUDA target lowers them, "
+          "priced as --emit=kernels prices them (collectives by the links); "
+          "compute_model=ops: each op priced as the planner prices it\n";
   if (microAxis)
     os << "# mesh axis " << *microAxis << ": " << meshAttr.getShape()[*microAxis]
        << " micro-batches in turn on each device (--micro-batches), not devices\n";
-  for (const EntryEstimate &est : estimateEntries(module, profile, precision)) {
+  for (const EntryEstimate &est : entries) {
     for (auto &[axis, v] : est.axes)
       os << "simulate entry=" << est.entry << " mesh_axis=" << axis
          << " collectives=" << v.collectives << " bytes_per_device=" << v.bytes
          << llvm::format(" seconds=%.6g", v.seconds) << "\n";
-    os << "simulate entry=" << est.entry << " ops=" << est.ops
-       << llvm::format(" compute_seconds=%.6g", est.computeSeconds)
+    os << "simulate entry=" << est.entry << " ops=" << est.ops;
+    if (est.computeModel == "kernels")
+      os << " compute_model=kernels launches=" << est.launches;
+    os << llvm::format(" compute_seconds=%.6g", est.computeSeconds)
        << " collectives=" << est.collectives() << " bytes_per_device=" << est.bytes()
        << llvm::format(" comm_seconds=%.6g", est.commSeconds())
        << llvm::format(" step_seconds=%.6g", est.stepSeconds()) << "\n";
   }
   return text;
+}
+
+FailureOr<KernelCompute> kernelModelCompute(ModuleOp module, StringRef entry,
+                                            const DeviceProfile &profile, TimingScope &timing) {
+  OwningOpRef<ModuleOp> copy = module.clone();
+  // The other entries (the gradients' dump, inference) are not the step:
+  // left out, their kernels are neither formed nor priced.
+  std::string symbol;
+  for (auto fn : llvm::make_early_inc_range(copy->getOps<func::FuncOp>())) {
+    auto name = fn->getAttrOfType<StringAttr>(kEntryAttr);
+    if (!name || fn.isDeclaration())
+      continue;
+    if (name.getValue() == entry)
+      symbol = fn.getName().str();
+    else
+      fn.erase();
+  }
+  if (symbol.empty())
+    return failure();
+  PassManager pm(module.getContext());
+  TimingScope scope = timing.nest("kernel model: form and outline the kernels");
+  pm.enableTiming(scope);
+  addGpuOutlinedKernelsPipeline(pm);
+  if (failed(pm.run(*copy)))
+    return failure();
+  scope.stop();
+  TimingScope pricing = timing.nest("kernel model: price the launches");
+  KernelCompute out;
+  for (const EntryReport &report : analyzeProgram(*copy, profile)) {
+    if (report.entry != symbol)
+      continue;
+    for (const KernelCost &k : report.launches)
+      if (k.kind != "collective") {
+        out.seconds += k.seconds;
+        out.launches += k.nodes;
+      }
+  }
+  return out;
 }
 
 double recomputeSeconds(ModuleOp module, StringRef entry, const DeviceProfile &profile,
@@ -392,8 +444,10 @@ std::string addRecomputeToSimulation(StringRef report, ModuleOp module,
       break;
     // "simulate entry=E ops=..." (the entry's total, not a mesh axis line).
     StringRef rest = line;
+    // (The kernel model prices the copies with the rest of the program.)
     auto counts = [&]() -> DenseI64ArrayAttr {
-      if (!rest.consume_front("simulate entry=") || !line.contains(" ops="))
+      if (!rest.consume_front("simulate entry=") || !line.contains(" ops=") ||
+          line.contains(" compute_model=kernels"))
         return {};
       return recompute.getAs<DenseI64ArrayAttr>(rest.split(' ').first);
     }();

@@ -30,7 +30,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
+#include <tuple>
 
 using namespace mlir;
 
@@ -1070,6 +1072,83 @@ std::array<int64_t, 3> launchDims(gpu::KernelDim3 dims) {
 
 } // namespace
 
+namespace {
+/// Which arguments of a kernel only shift views of a buffer (the arena
+/// offsets its launches pass), and the largest such view in bytes (0 when a
+/// view's size is not static: then no argument is treated as a shift).
+struct ShiftArguments {
+  llvm::SmallBitVector shifts;
+  int64_t largestView = 0;
+};
+
+ShiftArguments shiftArguments(gpu::GPUFuncOp kernel) {
+  ShiftArguments out;
+  out.shifts.resize(kernel.getNumArguments());
+  for (BlockArgument arg : kernel.getArguments()) {
+    if (!arg.getType().isIndex() || arg.use_empty())
+      continue;
+    bool onlyShifts = true;
+    for (OpOperand &use : arg.getUses()) {
+      auto view = dyn_cast<memref::ViewOp>(use.getOwner());
+      MemRefType type = view ? view.getType() : MemRefType();
+      if (!view || use.get() != view.getByteShift() || !type.hasStaticShape()) {
+        onlyShifts = false;
+        break;
+      }
+      int64_t bytes = type.getNumElements() *
+                      std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+      out.largestView = std::max(out.largestView, bytes);
+    }
+    if (onlyShifts)
+      out.shifts.set(arg.getArgNumber());
+  }
+  // A view shifted by anything else (a constant, arithmetic) keeps its
+  // distance to the others only if no shift moves: then none does.
+  kernel.walk([&](memref::ViewOp view) {
+    auto arg = dyn_cast<BlockArgument>(view.getByteShift());
+    if (!arg || arg.getOwner() != &kernel.getBody().front() ||
+        !out.shifts.test(arg.getArgNumber()))
+      out.largestView = 0;
+  });
+  return out;
+}
+
+/// The launch's constant arguments with its view shifts made canonical:
+/// the cost depends on shifts only through each address's place in its
+/// 32-byte sector and through which views' spans can overlap, so the
+/// smallest shift is kept modulo 128 bytes and a gap between consecutive
+/// shifts wider than any view is narrowed to just wider than every view,
+/// keeping its remainder modulo 128. Two launches with equal keys cost the
+/// same: a model's repeated layers launch the same kernels at different
+/// arena offsets.
+std::vector<std::optional<int64_t>>
+canonicalArguments(ArrayRef<std::optional<int64_t>> arguments, const ShiftArguments &shifts) {
+  std::vector<std::optional<int64_t>> out(arguments.begin(), arguments.end());
+  constexpr int64_t kAlign = 128;
+  std::vector<int64_t> values;
+  for (auto [i, v] : llvm::enumerate(arguments))
+    if (v && i < shifts.shifts.size() && shifts.shifts.test(i))
+      values.push_back(*v);
+  if (values.empty() || shifts.largestView <= 0)
+    return out;
+  llvm::sort(values);
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  int64_t wide = llvm::alignTo(shifts.largestView, kAlign) + kAlign;
+  std::map<int64_t, int64_t> canonical;
+  int64_t at = ((values.front() % kAlign) + kAlign) % kAlign;
+  canonical[values.front()] = at;
+  for (size_t i = 1; i < values.size(); ++i) {
+    int64_t gap = values[i] - values[i - 1];
+    at += gap < wide ? gap : wide + gap % kAlign;
+    canonical[values[i]] = at;
+  }
+  for (auto [i, v] : llvm::enumerate(out))
+    if (v && i < shifts.shifts.size() && shifts.shifts.test(i))
+      v = canonical[*v];
+  return out;
+}
+} // namespace
+
 /// Whether `op` runs only in checking mode: under an scf.if on the
 /// runtime's `oflow_rt_check_memory()`.
 static bool checkingModeOnly(Operation *op) {
@@ -1091,6 +1170,11 @@ static bool checkingModeOnly(Operation *op) {
 std::vector<EntryReport> analyzeProgram(ModuleOp module, const DeviceProfile &device) {
   std::vector<EntryReport> entries;
   SymbolTableCollection symbols;
+  // Launches that cost the same are analysed once (canonicalArguments).
+  using LaunchKey = std::tuple<Operation *, bool, std::array<int64_t, 3>, std::array<int64_t, 3>,
+                               std::vector<std::optional<int64_t>>>;
+  std::map<LaunchKey, KernelCost> analyzed;
+  llvm::DenseMap<Operation *, ShiftArguments> shiftsOf;
   for (auto fn : module.getOps<func::FuncOp>()) {
     if (fn.isExternal())
       continue;
@@ -1131,7 +1215,15 @@ std::vector<EntryReport> analyzeProgram(ModuleOp module, const DeviceProfile &de
           grid = block = {0, 0, 0};
         SmallVector<std::optional<int64_t>> arguments = llvm::map_to_vector(
             launch.getKernelOperands(), [](Value v) { return constantInt(v); });
-        cost = analyzeKernel(kernel, d, grid, block, arguments);
+        auto [shifts, fresh] = shiftsOf.try_emplace(kernel);
+        if (fresh)
+          shifts->second = shiftArguments(kernel);
+        LaunchKey key{kernel, e.cudaGraph, grid, block,
+                      canonicalArguments(arguments, shifts->second)};
+        auto [it, inserted] = analyzed.try_emplace(std::move(key));
+        if (inserted)
+          it->second = analyzeKernel(kernel, d, grid, block, arguments);
+        cost = it->second;
         if (auto origins = launch->getAttrOfType<StringAttr>("oflow.origins"))
           cost->origins = origins.getValue().str();
         ++e.generated;
