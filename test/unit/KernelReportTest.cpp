@@ -511,3 +511,85 @@ TEST(KernelReportAttentionTest, FusedAttentionNeverCountsTheScores) {
   EXPECT_DOUBLE_EQ(calls[1].flops, 14 * bh * pairs * d);
   EXPECT_NEAR(calls[1].seconds, 308e-6, 0.1 * 308e-6);
 }
+
+// One kernel reading two views and writing a third of the arena, each at a
+// shift its launch passes (the arena offsets a model's repeated layers
+// differ in), launched with shifts that cost the same and shifts that do
+// not: analyzeProgram analyses a launch once per canonical set of shifts
+// (their 128-byte alignment, and which views can overlap), and must give
+// each launch what analysing it alone gives.
+constexpr const char *kShiftedLaunches = R"mlir(
+module attributes {gpu.container_module} {
+gpu.module @k {
+  gpu.func @copy_sum(%arena: memref<?xi8>, %sx: index, %sz: index, %sy: index) kernel attributes {known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 1, 1, 1>} {
+    %x = memref.view %arena[%sx][] : memref<?xi8> to memref<256xf32>
+    %z = memref.view %arena[%sz][] : memref<?xi8> to memref<256xf32>
+    %y = memref.view %arena[%sy][] : memref<?xi8> to memref<256xf32>
+    %t = gpu.thread_id x
+    %a = memref.load %x[%t] : memref<256xf32>
+    %b = memref.load %z[%t] : memref<256xf32>
+    %s = arith.addf %a, %b : f32
+    memref.store %s, %y[%t] : memref<256xf32>
+    gpu.return
+  }
+}
+func.func @step(%arena: memref<?xi8>) {
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c512 = arith.constant 512 : index
+  %c1m = arith.constant 1048576 : index
+  %c2m = arith.constant 2097152 : index
+  %c3m = arith.constant 3145728 : index
+  %c5m = arith.constant 5242880 : index
+  %c9m = arith.constant 9437184 : index
+  // Far apart, aligned.
+  gpu.launch_func @k::@copy_sum blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%arena : memref<?xi8>, %c0 : index, %c1m : index, %c2m : index)
+  // Far apart, aligned, other gaps: the same cost.
+  gpu.launch_func @k::@copy_sum blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%arena : memref<?xi8>, %c3m : index, %c9m : index, %c5m : index)
+  // x 16 bytes past a sector: every warp access touches one sector more.
+  gpu.launch_func @k::@copy_sum blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%arena : memref<?xi8>, %c16 : index, %c1m : index, %c2m : index)
+  // z overlapping half of x: the shared half is read from HBM once.
+  gpu.launch_func @k::@copy_sum blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%arena : memref<?xi8>, %c0 : index, %c512 : index, %c2m : index)
+  return
+}
+}
+)mlir";
+
+TEST(KernelReportLaunchTest, RepeatedLaunchesCostWhatEachCostsAlone) {
+  MLIRContext ctx;
+  ctx.loadDialect<arith::ArithDialect, func::FuncDialect, gpu::GPUDialect,
+                  memref::MemRefDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kShiftedLaunches, &ctx);
+  ASSERT_TRUE(module);
+  ::oflow::DeviceProfile h200 = *::oflow::builtinDeviceProfile("h200");
+  auto entries = ::oflow::analyzeProgram(*module, h200);
+  ASSERT_EQ(entries.size(), 1u);
+  const auto &launches = entries[0].launches;
+  ASSERT_EQ(launches.size(), 4u);
+  gpu::GPUFuncOp kernel;
+  module->walk([&](gpu::GPUFuncOp f) { kernel = f; });
+  ASSERT_TRUE(kernel);
+  ::oflow::DeviceProfile graph = h200;
+  graph.launchSeconds = h200.graphLaunchSeconds; // no collectives: replayed
+  int64_t shifts[4][3] = {{0, 1048576, 2097152},
+                          {3145728, 9437184, 5242880},
+                          {16, 1048576, 2097152},
+                          {0, 512, 2097152}};
+  for (int i = 0; i < 4; ++i) {
+    SmallVector<std::optional<int64_t>> args = {std::nullopt, shifts[i][0], shifts[i][1],
+                                                shifts[i][2]};
+    ::oflow::KernelCost alone = ::oflow::analyzeKernel(kernel, graph, {1, 1, 1}, {256, 1, 1}, args);
+    EXPECT_DOUBLE_EQ(launches[i].l2Bytes, alone.l2Bytes) << "launch " << i;
+    EXPECT_DOUBLE_EQ(launches[i].hbmBytes, alone.hbmBytes) << "launch " << i;
+    EXPECT_DOUBLE_EQ(launches[i].seconds, alone.seconds) << "launch " << i;
+  }
+  // The cases differ where they should: 3 x 1 KB moved when far apart and
+  // aligned (8 warps x 4 sectors per access); x misaligned, 8 more sectors
+  // read; z over half of x, 512 bytes fewer read from HBM.
+  EXPECT_DOUBLE_EQ(launches[0].hbmBytes, 3 * 1024);
+  EXPECT_DOUBLE_EQ(launches[1].hbmBytes, 3 * 1024);
+  EXPECT_DOUBLE_EQ(launches[2].l2Bytes, launches[0].l2Bytes + 8 * 32);
+  EXPECT_DOUBLE_EQ(launches[3].hbmBytes, 3 * 1024 - 512);
+}
