@@ -258,6 +258,19 @@ struct BucketCollectives
       // gathers read the first's results, which are bucketed by then.
       for (int64_t round = 0; round < mesh.rank(); ++round)
         bucketWeightGathers(fn, mesh);
+      // ZeRO-1/2's updated parameters, gathered whole only to be stored:
+      // as the reductions, issued once the bucket's last update is done.
+      bucketReductions<of::AllGatherOp>(
+          fn, mesh,
+          [](Operation *op) {
+            auto gather = cast<of::AllGatherOp>(op);
+            return std::make_tuple(int64_t(gather.getMeshAxis()), int64_t(gather.getAxis()),
+                                   false);
+          },
+          [](of::AllGatherOp gather) {
+            return llvm::all_of(gather->getUsers(),
+                                [](Operation *user) { return isa<of::WriteVariableOp>(user); });
+          });
     }
   }
 
@@ -270,20 +283,22 @@ private:
   /// computed, then buckets form in program order and are issued at their
   /// last member.
   template <typename OpT, typename KeyFn>
-  void bucketReductions(func::FuncOp fn, const sbp::Mesh &mesh, KeyFn keyOf) {
+  void bucketReductions(func::FuncOp fn, const sbp::Mesh &mesh, KeyFn keyOf,
+                        llvm::function_ref<bool(OpT)> accept = {}) {
     constexpr bool kAllReduce = std::is_same_v<OpT, of::AllReduceOp>;
     BucketLimits limits{limit, 0};
     if constexpr (!kAllReduce) {
       double largest = 0;
       fn.walk([&](OpT op) {
-        for (Value input : op->getOperands())
-          largest = std::max(largest, localBytes(mesh, input));
+        if (!accept || accept(op))
+          for (Value input : op->getOperands())
+            largest = std::max(largest, localBytes(mesh, input));
       });
       limits = limitsFor(bucketMb, largest);
     }
     SmallVector<Operation *> candidates;
     fn.walk([&](OpT op) {
-      if (op->getNumOperands() != 1)
+      if (op->getNumOperands() != 1 || (accept && !accept(op)))
         return;
       if constexpr (!kAllReduce)
         if (op.getAxis() != 0 || localBytes(mesh, op->getOperand(0)) > limits.member)

@@ -81,11 +81,25 @@
 // CHECK-NEXT: %[[S:.*]] = tensor.extract_slice %arg0[0, %[[OFF]]] [8, 3] [1, 1] : tensor<8x12xf32> to tensor<8x3xf32>
 // CHECK-NEXT: return %[[S]]
 
-// split_to_partial: zeros with this rank's rows at coord * 2.
+// Two slices on one mesh axis share the function's one coordinate call.
+// CHECK-LABEL: func.func @two_slices(
+// CHECK-NEXT: arith.constant 0 : i64
+// CHECK-NEXT: %[[C:.*]] = call @oflow_rt_mesh_coord(
+// CHECK-NEXT: %[[CI:.*]] = arith.index_cast %[[C]]
+// CHECK-NOT: call @oflow_rt_mesh_coord
+// CHECK: arith.muli %[[CI]]
+// CHECK-NOT: call @oflow_rt_mesh_coord
+// CHECK: arith.muli %[[CI]]
+// CHECK: return
+
+// split_to_partial: zeros with this rank's rows at coord * 2. The
+// coordinate is asked at the function's start (once per mesh axis: the GPU
+// scheduler cannot move the call, so it must not split the kernels).
 // CHECK-LABEL: func.func @split_to_partial(
+// CHECK-NEXT: %[[AX:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[C:.*]] = call @oflow_rt_mesh_coord(%[[AX]])
+// CHECK-NEXT: %[[CI:.*]] = arith.index_cast %[[C]]
 // CHECK: %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<8x12xf32>)
-// CHECK: %[[C:.*]] = call @oflow_rt_mesh_coord(
-// CHECK: %[[CI:.*]] = arith.index_cast %[[C]]
 // CHECK-NEXT: %[[K:.*]] = arith.constant 2 : index
 // CHECK-NEXT: %[[OFF:.*]] = arith.muli %[[CI]], %[[K]] : index
 // CHECK-NEXT: %[[R:.*]] = tensor.insert_slice %arg0 into %[[Z]][%[[OFF]], 0] [2, 12] [1, 1] : tensor<2x12xf32> into tensor<8x12xf32>
@@ -137,6 +151,11 @@ module attributes {oflow.mesh = #oflow.mesh<4>, oflow.partitioned} {
   func.func @local_slice(%a: tensor<8x12xf32>) -> tensor<8x3xf32> {
     %0 = oflow.local_slice %a {mesh_axis = 0 : i64, axis = 1 : i64} : (tensor<8x12xf32>) -> tensor<8x3xf32>
     return %0 : tensor<8x3xf32>
+  }
+  func.func @two_slices(%a: tensor<8x12xf32>, %b: tensor<8x12xf32>) -> (tensor<8x3xf32>, tensor<2x12xf32>) {
+    %0 = oflow.local_slice %a {mesh_axis = 0 : i64, axis = 1 : i64} : (tensor<8x12xf32>) -> tensor<8x3xf32>
+    %1 = oflow.local_slice %b {mesh_axis = 0 : i64, axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<2x12xf32>
+    return %0, %1 : tensor<8x3xf32>, tensor<2x12xf32>
   }
   func.func @split_to_partial(%a: tensor<2x12xf32>) -> tensor<8x12xf32> {
     %0 = oflow.split_to_partial %a {mesh_axis = 0 : i64, axis = 0 : i64} : (tensor<2x12xf32>) -> tensor<8x12xf32>

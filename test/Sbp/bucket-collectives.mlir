@@ -237,3 +237,42 @@ module attributes {oflow.mesh = #oflow.mesh<4>} {
     return %sa, %sb, %sc : tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x48xf32>
   }
 }
+
+// -----
+
+// ZeRO-1/2's updated parameters, gathered only to be stored, bucket like
+// the reductions: after the last update, their writes after the bucket,
+// with the size limits of the scatters (@big, the largest, stays alone). A
+// gather something else reads (@w) stays alone too.
+// CHECK-LABEL: func.func @updated
+// CHECK: %[[U:.*]] = oflow.neg %arg0
+// CHECK-NEXT: %[[V:.*]] = oflow.exp %arg0
+// CHECK-NEXT: %[[G:.*]]:2 = oflow.all_gather %[[U]], %[[V]] {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<8x12xf32>, tensor<8x12xf32>) -> (tensor<8x12xf32>, tensor<8x12xf32>)
+// CHECK-DAG: oflow.write_variable @u, %[[G]]#0
+// CHECK-DAG: oflow.write_variable @v, %[[G]]#1
+// CHECK-DAG: oflow.all_gather %{{.*}} {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<8x48xf32>) -> tensor<8x48xf32>
+// CHECK-DAG: %[[W:.*]] = oflow.all_gather %{{.*}} {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+// CHECK: return %[[W]]
+// NOFUSE-LABEL: func.func @updated
+// NOFUSE-COUNT-4: oflow.all_gather %{{[0-9a-z]+}} {
+module attributes {oflow.mesh = #oflow.mesh<4>} {
+  oflow.variable @u param : tensor<8x12xf32>
+  oflow.variable @v param : tensor<8x12xf32>
+  oflow.variable @w param : tensor<8x12xf32>
+  oflow.variable @big param : tensor<8x48xf32>
+  func.func @updated(%x: tensor<8x12xf32>, %y: tensor<8x48xf32>) -> tensor<8x12xf32> {
+    %u = oflow.neg %x : tensor<8x12xf32>
+    %v = oflow.exp %x : tensor<8x12xf32>
+    %w = oflow.relu %x : tensor<8x12xf32>
+    %b = oflow.neg %y : tensor<8x48xf32>
+    %gu = oflow.all_gather %u {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    oflow.write_variable @u, %gu : tensor<8x12xf32>
+    %gb = oflow.all_gather %b {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<8x48xf32>) -> tensor<8x48xf32>
+    oflow.write_variable @big, %gb : tensor<8x48xf32>
+    %gv = oflow.all_gather %v {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    oflow.write_variable @v, %gv : tensor<8x12xf32>
+    %gw = oflow.all_gather %w {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    oflow.write_variable @w, %gw : tensor<8x12xf32>
+    return %gw : tensor<8x12xf32>
+  }
+}

@@ -171,7 +171,7 @@ def InsertBoxing : Pass<"oflow-insert-boxing", "::mlir::ModuleOp"> {
 }
 
 def BucketCollectives : Pass<"oflow-bucket-collectives", "::mlir::ModuleOp"> {
-  let summary = "fuse all-reduces, and small reduce-scatters and weight all-gathers, into buckets";
+  let summary = "fuse all-reduces, and small reduce-scatters and all-gathers, into buckets";
   let description = [{
     Groups the single-operand `oflow.all_reduce`s of each function (same
     mesh axis, same reduction, same element type) in program order into
@@ -185,7 +185,9 @@ def BucketCollectives : Pass<"oflow-bucket-collectives", "::mlir::ModuleOp"> {
     `oflow.reduce_scatter`s as all-reduces; `oflow.all_gather`s of a
     variable's read (through views and earlier gathers) at the first
     member, each later member's read and views moved up to it. A read does
-    not move past a write of its variable. Under `--micro-batches` (a
+    not move past a write of its variable. The gathers of ZeRO-1/2's
+    updated parameters (whose results are only stored) bucket like the
+    reductions, at the last member. Under `--micro-batches` (a
     sequential mesh axis) scatters and gathers keep one operand each.
     Runs after `oflow-regather-for-backward`, so that the backward pass's
     gathers bucket among themselves.

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace oflow::lowering {
 namespace {
@@ -39,17 +40,34 @@ std::string dtypeSuffix(Type type) {
                                : "i1";
 }
 
-/// This rank's coordinate on `meshAxis`, as an index.
+/// This rank's coordinate on `meshAxis`, as an index: asked once per
+/// function and axis, at the function's start. (Asked where each
+/// collective's slice needed it, the calls, which the GPU scheduler cannot
+/// move, split the kernels between them into launches of their own: ZeRO's
+/// per-parameter updates ran one or two kernels per launch.)
 Value meshCoord(OpBuilder &b, Location loc, Operation *anchor, int64_t meshAxis) {
   auto module = anchor->getParentOfType<ModuleOp>();
   StringRef name = "oflow_rt_mesh_coord";
   auto fnType = b.getFunctionType({b.getI64Type()}, {b.getI64Type()});
   declareFunction(module, name, fnType);
+  auto fn = anchor->getParentOfType<FunctionOpInterface>();
+  Block *entry = fn && !fn.getFunctionBody().empty() ? &fn.getFunctionBody().front() : nullptr;
+  if (entry)
+    for (Operation &op : *entry) {
+      auto call = dyn_cast<func::CallOp>(op);
+      if (!call || call.getCallee() != name || call.getNumOperands() != 1 ||
+          getConstantIntValue(call.getOperand(0)) != meshAxis)
+        continue;
+      for (Operation *user : call->getUsers())
+        if (auto cast = dyn_cast<arith::IndexCastOp>(user))
+          return cast;
+    }
+  OpBuilder::InsertionGuard guard(b);
+  if (entry)
+    b.setInsertionPointToStart(entry);
   Value axis = arith::ConstantIntOp::create(b, loc, meshAxis, 64);
-  Value coord =
-      func::CallOp::create(b, loc, name, TypeRange{b.getI64Type()}, {axis})
-          .getResult(0);
-  return arith::IndexCastOp::create(b, loc, b.getIndexType(), coord);
+  auto call = func::CallOp::create(b, loc, name, TypeRange{b.getI64Type()}, {axis});
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), call.getResult(0));
 }
 
 /// Calls the placeholder of runtime collective `kind` on `input` (any shape)
