@@ -521,7 +521,7 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   bool gpu = cuda || options.target == Target::CudaEmulated;
   // One cost function (issue #15): on a GPU profile, the CUDA targets'
   // simulation and memory search price compute with the per-kernel model.
-  bool kernelModel = gpu && profile->gpu;
+  bool kernelModel = gpu && profile->gpu && options.computeModel == "kernels";
   for (size_t t = 0; t < tries.size(); ++t) {
     std::vector<EntryEstimate> simulated;
     mlir::oflow::MeshAttr simulatedMesh;

@@ -137,6 +137,14 @@ int run(int argc, char **argv) {
                  "the device the planner prices compute on and --emit=kernels "
                  "predicts for: h200, h100, a100, cpu, or a JSON profile file "
                  "(default: cpu for --target cpu, h200 for the CUDA targets)");
+  app.add_option("--compute-model", options.computeModel,
+                 "what prices compute in --emit=simulate and the memory search: "
+                 "kernels (the CUDA targets' default on a GPU profile: the "
+                 "program's kernels formed as for the executable and priced as "
+                 "--emit=kernels prices them; one cost function, slower to "
+                 "compile), ops (each op as the SBP planner prices it: fast, "
+                 "blind to fusion and launches; the CPU target's only model)")
+      ->check(CLI::IsMember({"kernels", "ops"}));
   std::string memoryLimit;
   app.add_option("--memory-limit", memoryLimit,
                  "bytes per device the plan must fit in (state, inputs and "

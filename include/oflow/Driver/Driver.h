@@ -129,6 +129,11 @@ struct CompileOptions {
   /// whole across it (one all-gather less per weight); auto, yes unless the
   /// memory search finds that keeping them fits and is faster.
   std::string reshardAfterForward = "auto";
+  /// What prices compute in --emit=simulate and the memory search
+  /// (--compute-model): "kernels" (the per-kernel model of the lowered
+  /// program; used on the CUDA targets with a GPU profile) or "ops" (each op
+  /// as the SBP planner prices it).
+  std::string computeModel = "kernels";
   /// Under --micro-batches, gradients the plan reduce-scatters
   /// (--micro-batch-gradients): sharded (each micro-batch's scattered as it
   /// is made, the shards accumulated: FSDP, DeepSpeed ZeRO-2), whole
