@@ -52,7 +52,7 @@ void addPartitionPasses(mlir::PassManager &pm, const CompileOptions &options);
 /// partitioning) and the per-device memory (after memory planning).
 std::string describeSbpPlan(mlir::ModuleOp module, llvm::StringRef device);
 std::string describeMemoryPlan(mlir::ModuleOp module);
-/// `report` (describeSimulation's) with what oflow-recompute copied in each
+/// `report` (formatSimulation's) with what oflow-recompute copied in each
 /// entry (the module's `oflow.recompute`) added to its compute: the
 /// entry's line gains recomputed_ops, recomputed_flops and
 /// recompute_seconds, and its step_seconds includes them.
@@ -104,13 +104,10 @@ std::vector<EntryEstimate> estimateEntries(mlir::ModuleOp module, const DevicePr
 double recomputeSeconds(mlir::ModuleOp module, llvm::StringRef entry,
                         const DeviceProfile &profile, llvm::StringRef precision);
 
-/// --emit=simulate (after boxing, before partitioning): per entry the
-/// predicted compute (each op priced as the planner prices it), each mesh
-/// axis's collectives (bytes per device, alpha-beta seconds) and the step.
-std::string describeSimulation(mlir::ModuleOp module, const DeviceProfile &profile,
-                               llvm::StringRef precision);
-/// The same lines for `entries` (estimateEntries', possibly with the
-/// kernel model's compute) on the module's mesh `meshAttr`.
+/// --emit=simulate's lines for `entries` (estimateEntries', after boxing,
+/// the train entry's compute possibly the kernel model's) on the mesh
+/// `meshAttr`: per entry the predicted compute, each mesh axis's
+/// collectives (bytes per device, alpha-beta seconds) and the step.
 std::string formatSimulation(mlir::oflow::MeshAttr meshAttr,
                              llvm::ArrayRef<EntryEstimate> entries,
                              const DeviceProfile &profile, llvm::StringRef precision);

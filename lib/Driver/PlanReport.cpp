@@ -343,13 +343,6 @@ std::vector<EntryEstimate> estimateEntries(ModuleOp module, const DeviceProfile 
   return entries;
 }
 
-std::string describeSimulation(ModuleOp module, const DeviceProfile &profile,
-                               StringRef precision) {
-  auto meshAttr = module->getAttrOfType<of::MeshAttr>(of::OFlowDialect::kMeshAttrName);
-  return formatSimulation(meshAttr, estimateEntries(module, profile, precision), profile,
-                          precision);
-}
-
 std::string formatSimulation(of::MeshAttr meshAttr, ArrayRef<EntryEstimate> entries,
                              const DeviceProfile &profile, StringRef precision) {
   std::optional<int64_t> microAxis = sbp::microBatchAxis(meshAttr);

@@ -52,8 +52,12 @@ Value meshCoord(OpBuilder &b, Location loc, Operation *anchor, int64_t meshAxis)
   declareFunction(module, name, fnType);
   auto fn = anchor->getParentOfType<FunctionOpInterface>();
   Block *entry = fn && !fn.getFunctionBody().empty() ? &fn.getFunctionBody().front() : nullptr;
+  // Only the block's head, where these calls are made, is searched: not
+  // the whole function once per slice.
   if (entry)
     for (Operation &op : *entry) {
+      if (!isa<arith::ConstantOp, arith::IndexCastOp, func::CallOp>(op))
+        break;
       auto call = dyn_cast<func::CallOp>(op);
       if (!call || call.getCallee() != name || call.getNumOperands() != 1 ||
           getConstantIntValue(call.getOperand(0)) != meshAxis)
