@@ -522,6 +522,12 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   // One cost function (issue #15): on a GPU profile, the CUDA targets'
   // simulation and memory search price compute with the per-kernel model.
   bool kernelModel = gpu && profile->gpu && options.computeModel == "kernels";
+  // Pricing with it forms every kernel once more: only where a price is
+  // shown or plans are compared. A single plan compiled to a binary or to
+  // the kernel report is not priced (the micro-batch fallback adds tries
+  // only until one fits, so nothing is compared there either).
+  bool priceTries = tries.size() > 1 || options.emit == EmitStage::Simulate ||
+                    options.emit == EmitStage::Plan || options.emit == EmitStage::PlanHtml;
   for (size_t t = 0; t < tries.size(); ++t) {
     std::vector<EntryEstimate> simulated;
     mlir::oflow::MeshAttr simulatedMesh;
@@ -621,7 +627,8 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
     // plans that fit (the search prices no other) or the one plan asked for.
     auto trainEstimate =
         llvm::find_if(simulated, [](const EntryEstimate &e) { return e.entry == "train"; });
-    if (kernelModel && trainEstimate != simulated.end() && (error.empty() || !search)) {
+    if (kernelModel && trainEstimate != simulated.end() && (error.empty() || !search) &&
+        priceTries) {
       FailureOr<KernelCompute> kernels = kernelModelCompute(*module, "train", *profile, root);
       if (failed(kernels)) {
         emitError(cliLoc) << "the per-kernel model could not form the train entry's kernels";

@@ -282,6 +282,11 @@ struct FuseLaunchesPass : impl::FuseLaunchesBase<FuseLaunchesPass> {
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
+    // Fused kernels are numbered per function (their names start with its
+    // name): a count kept across functions would follow which thread of
+    // the pass manager ran which, and the kernels' names would vary from
+    // one compile to the next.
+    fusedCount = 0;
     // Windows of ops the scheduler may reorder: pure ops without regions,
     // kernels, and ops of known footprint without results. Anything else
     // (a runtime call of unknown effect, an op whose result later ops use)

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -49,6 +50,15 @@ struct Point {
 
 /// Interprets a kernel's integer/index arithmetic for one thread and one
 /// assignment of its loops' induction variables.
+///
+/// Every value is translated once into a node (its kind, its operands'
+/// nodes, a constant) and evaluated from arrays: the analysis evaluates
+/// each access for thousands of (lane, iteration) points, and looking ops
+/// up, decoding attributes and hashing values at every point was most of
+/// the analysis' time. A value's result is kept until the point changes or,
+/// if it may read a loop variable, until one does (epochs, so forgetting
+/// costs nothing): a lane's delinearisation is computed once for all of
+/// its loops.
 class Interpreter {
 public:
   Interpreter(std::array<int64_t, 3> grid, std::array<int64_t, 3> block)
@@ -56,30 +66,27 @@ public:
 
   void setPoint(const Point &p) {
     point = p;
-    memo.clear();
+    ++epoch;
+    ++pointEpoch;
   }
   void setIv(Value iv, int64_t v) {
-    ivs[iv] = v;
-    memo.clear();
+    Node &n = nodes[nodeOf(iv)];
+    n.ivValue = v;
+    n.ivEpoch = ivEpoch;
+    ++epoch;
   }
   void clearIvs() {
-    ivs.clear();
-    memo.clear();
+    ++ivEpoch;
+    ++epoch;
   }
   /// A kernel parameter's value, for every point (a view's offset its
-  /// launch passes).
-  void bind(Value arg, int64_t v) { bound[arg] = v; }
-
-  std::optional<int64_t> eval(Value v) {
-    if (auto it = ivs.find(v); it != ivs.end())
-      return it->second;
-    if (auto it = memo.find(v); it != memo.end())
-      return it->second;
-    std::optional<int64_t> r = compute(v);
-    if (r)
-      memo[v] = *r;
-    return r;
+  /// launch passes). Bind before evaluating anything.
+  void bind(Value arg, int64_t v) {
+    assert(nodes.empty() && "bind before the first evaluation");
+    bound[arg] = v;
   }
+
+  std::optional<int64_t> eval(Value v) { return evalNode(nodeOf(v)); }
 
   /// The byte address of `indices` in `memref`, relative to its root buffer
   /// (a kernel argument or a global), or nullopt if not computable.
@@ -129,6 +136,29 @@ private:
     SmallVector<int64_t> strides;
     int64_t offset = 0;
   };
+  enum class Kind : uint8_t {
+    Unknown, Constant, ThreadId, BlockId, BlockDim, GridDim, Load, Forward,
+    Select, Add, Sub, Mul, Div, Rem, FloorDiv, CeilDiv, Min, Max, And, Or,
+    Xor, Shl, Shr, Cmp,
+  };
+  /// One value, translated. `a`, `b`, `c` are operand nodes; `constant`
+  /// also holds a dimension or a comparison predicate.
+  struct Node {
+    Kind kind = Kind::Unknown;
+    unsigned a = 0, b = 0, c = 0;
+    int64_t constant = 0;
+    Operation *op = nullptr; ///< the load, for its address
+    /// Whether the value cannot depend on a loop variable.
+    bool ivFree = false;
+    // Memo: the result (or its absence) computed in `epoch` (`pointEpoch`
+    // when ivFree).
+    uint64_t epoch = 0;
+    std::optional<int64_t> value;
+    // Induction variables: the value set in `ivEpoch`.
+    uint64_t ivEpoch = 0;
+    int64_t ivValue = 0;
+  };
+
   /// Static strides and offset of `type` (cached: every lane asks).
   const std::optional<Layout> &layoutOf(MemRefType type) {
     auto [it, inserted] = layouts.try_emplace(type);
@@ -173,32 +203,159 @@ private:
     return std::nullopt;
   }
 
-  std::optional<int64_t> dim(gpu::Dimension d, const int64_t *values) {
-    return values[static_cast<int>(d)];
+  /// The node of `v`, translating it (and what it reads) on first use.
+  unsigned nodeOf(Value v) {
+    if (auto it = ids.find(v); it != ids.end())
+      return it->second;
+    Node n = translate(v);
+    n.ivFree = ivFree(n);
+    unsigned id = nodes.size();
+    nodes.push_back(n);
+    ids[v] = id;
+    return id;
   }
 
-  std::optional<int64_t> compute(Value v) {
-    if (auto it = bound.find(v); it != bound.end())
-      return it->second;
+  Node translate(Value v) {
+    Node n;
+    if (auto it = bound.find(v); it != bound.end()) {
+      n.kind = Kind::Constant;
+      n.constant = it->second;
+      return n;
+    }
     Operation *def = v.getDefiningOp();
     if (!def)
-      return std::nullopt;
+      return n; // a loop's variable (setIv) or an unbound argument
+    n.op = def;
     if (auto c = dyn_cast<arith::ConstantOp>(def)) {
-      if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
-        return i.getType().isInteger(1) ? int64_t(i.getValue().getBoolValue())
-                                        : i.getValue().getSExtValue();
-      return std::nullopt;
+      if (auto i = dyn_cast<IntegerAttr>(c.getValue())) {
+        n.kind = Kind::Constant;
+        n.constant = i.getType().isInteger(1) ? int64_t(i.getValue().getBoolValue())
+                                              : i.getValue().getSExtValue();
+      }
+      return n;
     }
-    if (auto t = dyn_cast<gpu::ThreadIdOp>(def))
-      return dim(t.getDimension(), point.thread);
-    if (auto b = dyn_cast<gpu::BlockIdOp>(def))
-      return dim(b.getDimension(), point.block);
-    if (auto b = dyn_cast<gpu::BlockDimOp>(def))
-      return block[static_cast<int>(b.getDimension())];
-    if (auto g = dyn_cast<gpu::GridDimOp>(def))
-      return grid[static_cast<int>(g.getDimension())];
-    if (auto load = dyn_cast<memref::LoadOp>(def)) {
+    if (auto t = dyn_cast<gpu::ThreadIdOp>(def)) {
+      n.kind = Kind::ThreadId;
+      n.constant = static_cast<int>(t.getDimension());
+      return n;
+    }
+    if (auto b = dyn_cast<gpu::BlockIdOp>(def)) {
+      n.kind = Kind::BlockId;
+      n.constant = static_cast<int>(b.getDimension());
+      return n;
+    }
+    if (auto b = dyn_cast<gpu::BlockDimOp>(def)) {
+      n.kind = Kind::Constant;
+      n.constant = block[static_cast<int>(b.getDimension())];
+      return n;
+    }
+    if (auto g = dyn_cast<gpu::GridDimOp>(def)) {
+      n.kind = Kind::Constant;
+      n.constant = grid[static_cast<int>(g.getDimension())];
+      return n;
+    }
+    if (isa<memref::LoadOp>(def)) {
+      n.kind = Kind::Load;
+      n.op = def;
+      return n;
+    }
+    if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+            arith::ExtUIOp, arith::TruncIOp>(def)) {
+      n.kind = Kind::Forward;
+      n.a = nodeOf(def->getOperand(0));
+      return n;
+    }
+    if (auto sel = dyn_cast<arith::SelectOp>(def)) {
+      n.kind = Kind::Select;
+      n.a = nodeOf(sel.getCondition());
+      n.b = nodeOf(sel.getTrueValue());
+      n.c = nodeOf(sel.getFalseValue());
+      return n;
+    }
+    if (def->getNumOperands() != 2 || def->getNumResults() != 1)
+      return n;
+    Kind kind = TypeSwitch<Operation *, Kind>(def)
+                    .Case([](arith::AddIOp) { return Kind::Add; })
+                    .Case([](arith::SubIOp) { return Kind::Sub; })
+                    .Case([](arith::MulIOp) { return Kind::Mul; })
+                    .Case<arith::DivUIOp, arith::DivSIOp>([](auto) { return Kind::Div; })
+                    .Case<arith::RemUIOp, arith::RemSIOp>([](auto) { return Kind::Rem; })
+                    .Case([](arith::FloorDivSIOp) { return Kind::FloorDiv; })
+                    .Case([](arith::CeilDivSIOp) { return Kind::CeilDiv; })
+                    .Case<arith::MinSIOp, arith::MinUIOp>([](auto) { return Kind::Min; })
+                    .Case<arith::MaxSIOp, arith::MaxUIOp>([](auto) { return Kind::Max; })
+                    .Case([](arith::AndIOp) { return Kind::And; })
+                    .Case([](arith::OrIOp) { return Kind::Or; })
+                    .Case([](arith::XOrIOp) { return Kind::Xor; })
+                    .Case([](arith::ShLIOp) { return Kind::Shl; })
+                    .Case<arith::ShRUIOp, arith::ShRSIOp>([](auto) { return Kind::Shr; })
+                    .Case([&](arith::CmpIOp cmp) {
+                      n.constant = static_cast<int64_t>(cmp.getPredicate());
+                      return Kind::Cmp;
+                    })
+                    .Default([](Operation *) { return Kind::Unknown; });
+    if (kind == Kind::Unknown)
+      return n;
+    n.kind = kind;
+    n.a = nodeOf(def->getOperand(0));
+    n.b = nodeOf(def->getOperand(1));
+    return n;
+  }
+
+  /// Whether a translated value reads no loop variable: its operands do
+  /// not (a load's address might, through views and subviews).
+  bool ivFree(const Node &n) const {
+    switch (n.kind) {
+    case Kind::Unknown:
+      return n.op != nullptr;
+    case Kind::Constant:
+    case Kind::ThreadId:
+    case Kind::BlockId:
+      return true;
+    case Kind::Load:
+      return false;
+    case Kind::Forward:
+      return nodes[n.a].ivFree;
+    case Kind::Select:
+      return nodes[n.a].ivFree && nodes[n.b].ivFree && nodes[n.c].ivFree;
+    default:
+      return nodes[n.a].ivFree && nodes[n.b].ivFree;
+    }
+  }
+
+  std::optional<int64_t> evalNode(unsigned id) {
+    {
+      Node &n = nodes[id];
+      if (n.ivEpoch == ivEpoch)
+        return n.ivValue;
+      if (n.epoch == (n.ivFree ? pointEpoch : epoch))
+        return n.value;
+    }
+    std::optional<int64_t> r = compute(id);
+    // `nodes` may have grown (a load's address translates new values).
+    Node &n = nodes[id];
+    n.epoch = n.ivFree ? pointEpoch : epoch;
+    n.value = r;
+    return r;
+  }
+
+  std::optional<int64_t> compute(unsigned id) {
+    const Node n = nodes[id];
+    switch (n.kind) {
+    case Kind::Unknown:
+      return std::nullopt;
+    case Kind::Constant:
+      return n.constant;
+    case Kind::ThreadId:
+      return point.thread[n.constant];
+    case Kind::BlockId:
+      return point.block[n.constant];
+    case Kind::BlockDim:
+    case Kind::GridDim:
+      return std::nullopt; // translated to constants
+    case Kind::Load: {
       // Data: a hash of where it was read, in [0, 1024).
+      auto load = cast<memref::LoadOp>(n.op);
       SmallVector<int64_t> idx;
       for (Value i : load.getIndices()) {
         std::optional<int64_t> x = eval(i);
@@ -213,19 +370,19 @@ private:
       uint64_t h = static_cast<uint64_t>(*a) * 0x9E3779B97F4A7C15ull;
       return static_cast<int64_t>((h >> 40) % 1024);
     }
-    if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
-            arith::ExtUIOp, arith::TruncIOp>(def))
-      return eval(def->getOperand(0));
-    if (auto sel = dyn_cast<arith::SelectOp>(def)) {
-      std::optional<int64_t> c = eval(sel.getCondition());
+    case Kind::Forward:
+      return evalNode(n.a);
+    case Kind::Select: {
+      std::optional<int64_t> c = evalNode(n.a);
       if (!c)
         return std::nullopt;
-      return eval(*c ? sel.getTrueValue() : sel.getFalseValue());
+      return evalNode(*c ? n.b : n.c);
     }
-    if (def->getNumOperands() != 2 || def->getNumResults() != 1)
-      return std::nullopt;
-    std::optional<int64_t> a = eval(def->getOperand(0));
-    std::optional<int64_t> b = eval(def->getOperand(1));
+    default:
+      break;
+    }
+    std::optional<int64_t> a = evalNode(n.a);
+    std::optional<int64_t> b = evalNode(n.b);
     if (!a || !b)
       return std::nullopt;
     int64_t x = *a, y = *b;
@@ -233,57 +390,57 @@ private:
       int64_t d = p / q;
       return (p % q != 0 && ((p < 0) != (q < 0))) ? d - 1 : d;
     };
-    return TypeSwitch<Operation *, std::optional<int64_t>>(def)
-        .Case([&](arith::AddIOp) { return x + y; })
-        .Case([&](arith::SubIOp) { return x - y; })
-        .Case([&](arith::MulIOp) { return x * y; })
-        .Case<arith::DivUIOp, arith::DivSIOp>(
-            [&](auto) -> std::optional<int64_t> {
-              if (y == 0)
-                return std::nullopt;
-              return x / y;
-            })
-        .Case<arith::RemUIOp, arith::RemSIOp>(
-            [&](auto) -> std::optional<int64_t> {
-              if (y == 0)
-                return std::nullopt;
-              return x % y;
-            })
-        .Case([&](arith::FloorDivSIOp) -> std::optional<int64_t> {
-          if (y == 0)
-            return std::nullopt;
-          return floorDiv(x, y);
-        })
-        .Case([&](arith::CeilDivSIOp) -> std::optional<int64_t> {
-          if (y == 0)
-            return std::nullopt;
-          return -floorDiv(-x, y);
-        })
-        .Case<arith::MinSIOp, arith::MinUIOp>([&](auto) { return std::min(x, y); })
-        .Case<arith::MaxSIOp, arith::MaxUIOp>([&](auto) { return std::max(x, y); })
-        .Case([&](arith::AndIOp) { return x & y; })
-        .Case([&](arith::OrIOp) { return x | y; })
-        .Case([&](arith::XOrIOp) { return x ^ y; })
-        .Case([&](arith::ShLIOp) { return x << y; })
-        .Case<arith::ShRUIOp, arith::ShRSIOp>([&](auto) { return x >> y; })
-        .Case([&](arith::CmpIOp cmp) -> std::optional<int64_t> {
-          using P = arith::CmpIPredicate;
-          switch (cmp.getPredicate()) {
-          case P::eq: return x == y;
-          case P::ne: return x != y;
-          case P::slt: case P::ult: return x < y;
-          case P::sle: case P::ule: return x <= y;
-          case P::sgt: case P::ugt: return x > y;
-          case P::sge: case P::uge: return x >= y;
-          }
-          return std::nullopt;
-        })
-        .Default([](Operation *) { return std::nullopt; });
+    switch (n.kind) {
+    case Kind::Add: return x + y;
+    case Kind::Sub: return x - y;
+    case Kind::Mul: return x * y;
+    case Kind::Div:
+      if (y == 0)
+        return std::nullopt;
+      return x / y;
+    case Kind::Rem:
+      if (y == 0)
+        return std::nullopt;
+      return x % y;
+    case Kind::FloorDiv:
+      if (y == 0)
+        return std::nullopt;
+      return floorDiv(x, y);
+    case Kind::CeilDiv:
+      if (y == 0)
+        return std::nullopt;
+      return -floorDiv(-x, y);
+    case Kind::Min: return std::min(x, y);
+    case Kind::Max: return std::max(x, y);
+    case Kind::And: return x & y;
+    case Kind::Or: return x | y;
+    case Kind::Xor: return x ^ y;
+    case Kind::Shl: return x << y;
+    case Kind::Shr: return x >> y;
+    case Kind::Cmp: {
+      using P = arith::CmpIPredicate;
+      switch (static_cast<P>(n.constant)) {
+      case P::eq: return x == y;
+      case P::ne: return x != y;
+      case P::slt: case P::ult: return x < y;
+      case P::sle: case P::ule: return x <= y;
+      case P::sgt: case P::ugt: return x > y;
+      case P::sge: case P::uge: return x >= y;
+      }
+      return std::nullopt;
+    }
+    default:
+      return std::nullopt;
+    }
   }
 
   std::array<int64_t, 3> grid, block;
   Point point;
-  llvm::DenseMap<Value, int64_t> ivs, memo, bound;
+  // Epochs start at 1: a fresh node has neither a value nor a variable set.
+  uint64_t epoch = 1, pointEpoch = 1, ivEpoch = 1;
+  std::vector<Node> nodes;
+  llvm::DenseMap<Value, unsigned> ids;
+  llvm::DenseMap<Value, int64_t> bound;
   llvm::DenseMap<Type, std::optional<Layout>> layouts;
 };
 
@@ -526,12 +683,17 @@ struct AccessCost {
   bool known = false;
 };
 
-AccessCost costAccess(Interpreter &in, const Warps &warps, const Access &acc,
-                      const Activity &act) {
-  AccessCost c;
-  c.write = acc.write;
-  if (act.activeSample.empty())
-    return c;
+/// The costs of `group`, accesses of one block (hence one set of loops and
+/// conditions, and one activity). Each sampled lane is placed once for all
+/// of them: their addresses share the lane's delinearisation.
+std::vector<AccessCost> costAccesses(Interpreter &in, const Warps &warps,
+                                     ArrayRef<const Access *> group, const Activity &act) {
+  std::vector<AccessCost> costs(group.size());
+  for (auto [c, acc] : llvm::zip(costs, group))
+    c.write = acc->write;
+  if (act.activeSample.empty() || group.empty())
+    return costs;
+  const Context &where = group.front()->where;
   // Sectors per warp access: up to 16 of the sampled active warps (the
   // first and the last, often a partial one, included), at the first and
   // (for the innermost loop) the second iteration.
@@ -539,13 +701,18 @@ AccessCost costAccess(Interpreter &in, const Warps &warps, const Access &acc,
   size_t n = act.activeSample.size(), want = std::min<size_t>(n, 16);
   for (size_t i = 0; i < want; ++i)
     picks.push_back(act.activeSample[want == 1 ? 0 : i * (n - 1) / (want - 1)]);
-  double sectorSum = 0;
-  int samples = 0;
-  bool unknown = false;
-  int64_t low = INT64_MAX, high = INT64_MIN;
+  struct Sums {
+    double sectorSum = 0;
+    int samples = 0;
+    bool unknown = false;
+    int64_t active = 0;
+    SmallVector<int64_t, 64> sectors; ///< of the current warp access
+  };
+  std::vector<Sums> sums(group.size());
   // The address at the interpreter's current point (lane and loop IVs set).
-  auto laneAddress = [&]() -> std::optional<int64_t> {
-    SmallVector<int64_t> idx;
+  SmallVector<int64_t> idx;
+  auto laneAddress = [&](const Access &acc, AccessCost &c) -> std::optional<int64_t> {
+    idx.clear();
     for (Value i : acc.indices) {
       std::optional<int64_t> x = in.eval(i);
       if (!x)
@@ -560,63 +727,73 @@ AccessCost costAccess(Interpreter &in, const Warps &warps, const Access &acc,
   };
   for (int second = 0; second < 2; ++second) {
     for (int64_t w : picks) {
-      std::set<int64_t> sectors;
-      int64_t active = 0;
+      for (Sums &s : sums) {
+        s.sectors.clear();
+        s.active = 0;
+      }
       for (int64_t l = 0; l < warps.lanes(w); ++l) {
         in.clearIvs();
         in.setPoint(warps.lane(w, l));
-        if (!placeLoops(in, acc.where, false, nullptr))
+        if (!placeLoops(in, where, false, nullptr))
           continue;
-        if (second && !acc.where.loops.empty()) {
-          scf::ForOp inner = acc.where.loops.back();
+        if (second && !where.loops.empty()) {
+          scf::ForOp inner = where.loops.back();
           std::optional<int64_t> n = tripCount(in, inner);
           if (!n || *n < 2)
             continue;
           in.setIv(inner.getInductionVar(), *in.eval(inner.getLowerBound()) +
                                                 *in.eval(inner.getStep()));
         }
-        if (!enabled(in, acc.where))
+        if (!enabled(in, where))
           continue;
-        ++active;
-        std::optional<int64_t> a = laneAddress();
-        if (!a) {
-          unknown = true;
-          sectors.insert(-1 - l); // a lane of its own
-          continue;
+        for (auto [s, acc, c] : llvm::zip(sums, group, costs)) {
+          ++s.active;
+          std::optional<int64_t> a = laneAddress(*acc, c);
+          if (!a) {
+            s.unknown = true;
+            s.sectors.push_back(-1 - l); // a lane of its own
+            continue;
+          }
+          for (int64_t sec = *a / kSector; sec <= (*a + acc->width - 1) / kSector; ++sec)
+            s.sectors.push_back(sec);
         }
-        for (int64_t s = *a / kSector; s <= (*a + acc.width - 1) / kSector; ++s)
-          sectors.insert(s);
       }
-      if (active) {
-        sectorSum += sectors.size();
-        ++samples;
+      for (Sums &s : sums) {
+        if (!s.active)
+          continue;
+        llvm::sort(s.sectors);
+        s.sectorSum += std::unique(s.sectors.begin(), s.sectors.end()) - s.sectors.begin();
+        ++s.samples;
       }
     }
-    if (acc.where.loops.empty())
+    if (where.loops.empty())
       break;
   }
-  double perWarp = samples ? sectorSum / samples : 0;
-  c.l2Sectors = act.activeWarps * act.trips * perWarp;
-  // The span: first and last active warps, every loop first and last.
-  for (int64_t w : {act.activeSample.front(), act.activeSample.back()})
-    for (bool last : {false, true})
-      for (int64_t l : {int64_t(0), warps.lanes(w) - 1}) {
-        in.clearIvs();
-        in.setPoint(warps.lane(w, l));
-        if (!placeLoops(in, acc.where, last, nullptr))
-          continue;
-        if (std::optional<int64_t> a = laneAddress()) {
-          low = std::min(low, *a);
-          high = std::max(high, *a + acc.width);
+  for (auto [s, acc, c] : llvm::zip(sums, group, costs)) {
+    double perWarp = s.samples ? s.sectorSum / s.samples : 0;
+    c.l2Sectors = act.activeWarps * act.trips * perWarp;
+    // The span: first and last active warps, every loop first and last.
+    int64_t low = INT64_MAX, high = INT64_MIN;
+    for (int64_t w : {act.activeSample.front(), act.activeSample.back()})
+      for (bool last : {false, true})
+        for (int64_t l : {int64_t(0), warps.lanes(w) - 1}) {
+          in.clearIvs();
+          in.setPoint(warps.lane(w, l));
+          if (!placeLoops(in, where, last, nullptr))
+            continue;
+          if (std::optional<int64_t> a = laneAddress(*acc, c)) {
+            low = std::min(low, *a);
+            high = std::max(high, *a + acc->width);
+          }
         }
-      }
-  c.known = !unknown && low <= high;
-  double spanSectors = c.known ? static_cast<double>((high - 1) / kSector - low / kSector + 1)
-                               : c.l2Sectors;
-  c.low = c.known ? low : 0;
-  c.high = c.known ? high : 0;
-  c.footprintSectors = std::min(c.l2Sectors, spanSectors);
-  return c;
+    c.known = !s.unknown && low <= high;
+    double spanSectors = c.known ? static_cast<double>((high - 1) / kSector - low / kSector + 1)
+                                 : c.l2Sectors;
+    c.low = c.known ? low : 0;
+    c.high = c.known ? high : 0;
+    c.footprintSectors = std::min(c.l2Sectors, spanSectors);
+  }
+  return costs;
 }
 
 /// Distinct sectors: accesses of one root and direction whose spans
@@ -758,11 +935,28 @@ KernelCost analyzeKernel(gpu::GPUFuncOp kernel, const DeviceProfile &device,
         it->second = activity(in, warps, where);
       return it->second;
     };
+    // The accesses analysed, by block (in order of first appearance).
+    SmallVector<const Access *> selected;
+    llvm::MapVector<Block *, SmallVector<unsigned>> byBlock;
     for (const Access &acc : accesses) {
       if (only && !only->isProperAncestor(acc.op))
         continue;
+      byBlock[acc.op->getBlock()].push_back(selected.size());
+      selected.push_back(&acc);
+    }
+    std::vector<AccessCost> selectedCosts(selected.size());
+    for (auto &[blockOf, members] : byBlock) {
+      SmallVector<const Access *> group;
+      for (unsigned i : members)
+        group.push_back(selected[i]);
+      const Activity &act = activityOf(group.front()->op, group.front()->where);
+      std::vector<AccessCost> groupCosts = costAccesses(in, warps, group, act);
+      for (auto [i, c] : llvm::zip(members, groupCosts))
+        selectedCosts[i] = c;
+    }
+    for (auto [accPtr, c] : llvm::zip(selected, selectedCosts)) {
+      const Access &acc = *accPtr;
       const Activity &act = activityOf(acc.op, acc.where);
-      AccessCost c = costAccess(in, warps, acc, act);
       k.l2Bytes += c.l2Sectors * kSector;
       costs.push_back(c);
       if (!acc.write && !act.activeSample.empty()) {
