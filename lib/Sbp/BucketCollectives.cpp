@@ -41,6 +41,26 @@ static double localBytes(const sbp::Mesh &mesh, Value value) {
   return n;
 }
 
+/// Whether `value` is converted along `axis` with nothing before it (every
+/// dim before it 1): each rank's piece is then one run of elements, as a
+/// bucket packs it (a bias gradient reduced as 1x1xN is one).
+static bool leadingAxis(Value value, int64_t axis) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(value.getType()).getShape();
+  return llvm::all_of(shape.take_front(axis), [](int64_t d) { return d == 1; });
+}
+
+/// Whether `gather` brings a ZeRO-1/2 updated parameter whole only to store
+/// it: its results are stored, or gathered on the next mesh axis by gathers
+/// that are such gathers themselves (on 8x4, a node's piece first).
+static bool gathersOnlyToStore(of::AllGatherOp gather) {
+  return llvm::all_of(gather->getUsers(), [](Operation *user) {
+    if (isa<of::WriteVariableOp>(user))
+      return true;
+    auto next = dyn_cast<of::AllGatherOp>(user);
+    return next && gathersOnlyToStore(next);
+  });
+}
+
 /// The member of `bucket` (non-empty) that comes last in its block now:
 /// fusing an earlier bucket may have moved members after later ones (their
 /// users move after the fused op, and an all-reduce on another mesh axis
@@ -267,10 +287,7 @@ struct BucketCollectives
             return std::make_tuple(int64_t(gather.getMeshAxis()), int64_t(gather.getAxis()),
                                    false);
           },
-          [](of::AllGatherOp gather) {
-            return llvm::all_of(gather->getUsers(),
-                                [](Operation *user) { return isa<of::WriteVariableOp>(user); });
-          });
+          gathersOnlyToStore);
     }
   }
 
@@ -279,7 +296,7 @@ private:
   double limit = 0;
 
   /// All-reduces (any size) and reduce-scatters of small pieces along their
-  /// first axis: each is first hoisted to just after its operand is
+  /// first axis (leadingAxis): each is first hoisted to just after its operand is
   /// computed, then buckets form in program order and are issued at their
   /// last member.
   template <typename OpT, typename KeyFn>
@@ -301,7 +318,8 @@ private:
       if (op->getNumOperands() != 1 || (accept && !accept(op)))
         return;
       if constexpr (!kAllReduce)
-        if (op.getAxis() != 0 || localBytes(mesh, op->getOperand(0)) > limits.member)
+        if (!leadingAxis(op->getOperand(0), op.getAxis()) ||
+            localBytes(mesh, op->getOperand(0)) > limits.member)
           return;
       candidates.push_back(op);
     });
@@ -374,8 +392,8 @@ private:
       flush(entry.first);
   }
 
-  /// Small weights' all-gathers along their first axis (ZeRO-3's biases and
-  /// norm weights, stored flat): in program order, each joins the open
+  /// Small weights' all-gathers along their first axis (leadingAxis;
+  /// ZeRO-3's biases and norm weights, stored flat): in program order, each joins the open
   /// bucket of its kind, its chain from the variable's read moved before
   /// the bucket's first member, so that one collective gathers them all
   /// where the first is needed (DeepSpeed's coalesced parameter gathers).
@@ -413,7 +431,7 @@ private:
     fn.walk([&](of::AllGatherOp op) {
       for (Value output : op->getResults())
         largest = std::max(largest, localBytes(mesh, output));
-      if (op->getNumOperands() == 1 && op.getAxis() == 0)
+      if (op->getNumOperands() == 1 && leadingAxis(op.getInput(), op.getAxis()))
         gathers.push_back({op, localBytes(mesh, op.getOutput())});
     });
     BucketLimits limits = limitsFor(bucketMb, largest);
@@ -439,9 +457,12 @@ private:
         if (!blocked && before(first, read))
           for (Operation *write : writes.lookup(read.getVariable()))
             blocked |= before(first, write) && before(write, read);
-        // Another bucket in the chain stays where it is.
+        // Another bucket in the chain stays where it is, and so does a
+        // gather on another mesh axis: it may be a member of a bucket still
+        // open, which is fused at that bucket's first member, perhaps after
+        // this one's.
         for (Operation *op : llvm::ArrayRef(chain).drop_back())
-          blocked |= op->getNumOperands() > 1 && before(first, op);
+          blocked |= (op->getNumOperands() > 1 || isa<of::AllGatherOp>(op)) && before(first, op);
         if (blocked) {
           flush(key);
         } else {

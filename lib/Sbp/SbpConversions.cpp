@@ -95,17 +95,33 @@ of::NdSbpAttr shardedLayout(of::MeshAttr mesh, std::optional<int64_t> microAxis,
       if (entry.isSplit())
         factor[entry.getAxis()] *= sizes[a];
     }
+  // Each mesh axis splits a tensor axis no other one splits where it can:
+  // two mesh axes on one tensor axis ([S(0), S(0)]) order the pieces
+  // first-axis-major, so the gradients' reduce-scatters, issued on the
+  // node's fast axis first, and the parameters' all-gathers need an
+  // all-to-all to reorder them (ZeRO-2 on 8x4: one per weight and
+  // direction); on distinct tensor axes each is a plain scatter or gather.
   for (auto [a, size] : llvm::enumerate(sizes)) {
     if (!entries[a].isBroadcast() || size == 1 ||
         static_cast<int64_t>(a) == microAxis ||
         (lastAxisOnly && static_cast<int64_t>(a) != onlyAxis))
       continue;
+    std::optional<size_t> pick;
     for (auto [d, extent] : llvm::enumerate(shape))
-      if (extent % (factor[d] * size) == 0) {
-        factor[d] *= size;
-        entries[a] = of::SbpAttr::getSplit(ctx, d);
+      if (factor[d] == 1 && extent % size == 0) {
+        pick = d;
         break;
       }
+    if (!pick)
+      for (auto [d, extent] : llvm::enumerate(shape))
+        if (extent % (factor[d] * size) == 0) {
+          pick = d;
+          break;
+        }
+    if (pick) {
+      factor[*pick] *= size;
+      entries[a] = of::SbpAttr::getSplit(ctx, *pick);
+    }
   }
   return of::NdSbpAttr::get(ctx, entries);
 }

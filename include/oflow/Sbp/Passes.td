@@ -180,14 +180,16 @@ def BucketCollectives : Pass<"oflow-bucket-collectives", "::mlir::ModuleOp"> {
     it is issued as soon as its last gradient is ready).
 
     Small pieces (at most 1 MiB each) converted along their first tensor
-    axis bucket the same way, so that their latency is paid once (ZeRO-3's
+    axis (or one with only unit dims before it, as a 1x1xN bias gradient)
+    bucket the same way, so that their latency is paid once (ZeRO-3's
     biases and norm weights, stored flat and split over every device):
     `oflow.reduce_scatter`s as all-reduces; `oflow.all_gather`s of a
     variable's read (through views and earlier gathers) at the first
     member, each later member's read and views moved up to it. A read does
     not move past a write of its variable. The gathers of ZeRO-1/2's
-    updated parameters (whose results are only stored) bucket like the
-    reductions, at the last member. Under `--micro-batches` (a
+    updated parameters (whose results are only stored, or gathered on the
+    next mesh axis only to be stored) bucket like the reductions, at the
+    last member. Under `--micro-batches` (a
     sequential mesh axis) scatters and gathers keep one operand each.
     Runs after `oflow-regather-for-backward`, so that the backward pass's
     gathers bucket among themselves.
