@@ -276,3 +276,91 @@ module attributes {oflow.mesh = #oflow.mesh<4>} {
     return %gw : tensor<8x12xf32>
   }
 }
+
+// -----
+
+// A scatter along an axis with only unit dims before it (a bias gradient
+// reduced as 1x1xN) has runs as pieces too: @s1 and @s2 bucket; with 4
+// rows before the axis (@s4) it stays alone, as does the largest (@s3).
+// CHECK-LABEL: func.func @unit_leading
+// CHECK: %[[S:.*]]:2 = oflow.reduce_scatter %{{.*}}, %{{.*}} {axis = 2 : i64, mesh_axis = 0 : i64} : (tensor<1x1x16xf32>, tensor<1x1x16xf32>) -> (tensor<1x1x16xf32>, tensor<1x1x16xf32>)
+// CHECK-DAG: oflow.reduce_scatter %{{.*}} {axis = 2 : i64, mesh_axis = 0 : i64} : (tensor<1x1x256xf32>) -> tensor<1x1x256xf32>
+// CHECK-DAG: oflow.reduce_scatter %{{.*}} {axis = 2 : i64, mesh_axis = 0 : i64} : (tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
+module attributes {oflow.mesh = #oflow.mesh<4>} {
+  func.func @unit_leading(%x: tensor<1x1x16xf32>, %y: tensor<1x1x256xf32>, %z: tensor<4x1x16xf32>)
+      -> (tensor<1x1x16xf32>, tensor<1x1x16xf32>, tensor<1x1x256xf32>, tensor<4x1x16xf32>) {
+    %a = oflow.neg %x : tensor<1x1x16xf32>
+    %s1 = oflow.reduce_scatter %a {axis = 2 : i64, mesh_axis = 0 : i64} : (tensor<1x1x16xf32>) -> tensor<1x1x16xf32>
+    %b = oflow.exp %x : tensor<1x1x16xf32>
+    %s2 = oflow.reduce_scatter %b {axis = 2 : i64, mesh_axis = 0 : i64} : (tensor<1x1x16xf32>) -> tensor<1x1x16xf32>
+    %c = oflow.neg %y : tensor<1x1x256xf32>
+    %s3 = oflow.reduce_scatter %c {axis = 2 : i64, mesh_axis = 0 : i64} : (tensor<1x1x256xf32>) -> tensor<1x1x256xf32>
+    %d = oflow.neg %z : tensor<4x1x16xf32>
+    %s4 = oflow.reduce_scatter %d {axis = 2 : i64, mesh_axis = 0 : i64} : (tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
+    return %s1, %s2, %s3, %s4 : tensor<1x1x16xf32>, tensor<1x1x16xf32>, tensor<1x1x256xf32>, tensor<4x1x16xf32>
+  }
+}
+
+// -----
+
+// On two mesh axes an updated parameter is gathered on one axis, then the
+// other, only to be stored: the first gathers bucket, then the second.
+// CHECK-LABEL: func.func @updated_2d
+// CHECK: %[[G0:.*]]:2 = oflow.all_gather %{{.*}}, %{{.*}} {axis = 0 : i64, mesh_axis = 0 : i64}
+// CHECK: %[[G1:.*]]:2 = oflow.all_gather %[[G0]]#0, %[[G0]]#1 {axis = 0 : i64, mesh_axis = 1 : i64}
+// CHECK-DAG: oflow.write_variable @u, %[[G1]]#0
+// CHECK-DAG: oflow.write_variable @v, %[[G1]]#1
+module attributes {oflow.mesh = #oflow.mesh<2x2>} {
+  oflow.variable @u param : tensor<8x12xf32>
+  oflow.variable @v param : tensor<8x12xf32>
+  oflow.variable @big param : tensor<8x48xf32>
+  func.func @updated_2d(%x: tensor<8x12xf32>, %y: tensor<8x48xf32>) {
+    %u = oflow.neg %x : tensor<8x12xf32>
+    %v = oflow.exp %x : tensor<8x12xf32>
+    %b = oflow.neg %y : tensor<8x48xf32>
+    %gu0 = oflow.all_gather %u {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %gu1 = oflow.all_gather %gu0 {axis = 0 : i64, mesh_axis = 1 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    oflow.write_variable @u, %gu1 : tensor<8x12xf32>
+    %gb = oflow.all_gather %b {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<8x48xf32>) -> tensor<8x48xf32>
+    oflow.write_variable @big, %gb : tensor<8x48xf32>
+    %gv0 = oflow.all_gather %v {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    %gv1 = oflow.all_gather %gv0 {axis = 0 : i64, mesh_axis = 1 : i64} : (tensor<8x12xf32>) -> tensor<8x12xf32>
+    oflow.write_variable @v, %gv1 : tensor<8x12xf32>
+    return
+  }
+}
+
+// -----
+
+// A weight gathered on mesh axis 1, then 0 (@a), joins the open axis-0
+// bucket of @c only if its axis-1 gather lies before @c's: that gather is
+// a member of the axis-1 bucket opened by @x, fused at @x's gather, after
+// @c's. So @a's axis-0 gather starts a bucket of its own, and the result
+// verifies (each value defined before its use).
+// CHECK-LABEL: func.func @chain_through_open_bucket
+// CHECK: %[[C:.*]] = oflow.read_variable @c
+// CHECK-NEXT: oflow.all_gather %[[C]] {axis = 0 : i64, mesh_axis = 0 : i64}
+// CHECK: %[[X1:.*]]:2 = oflow.all_gather %{{.*}}, %{{.*}} {axis = 0 : i64, mesh_axis = 1 : i64}
+// CHECK: oflow.all_gather %[[X1]]#1 {axis = 0 : i64, mesh_axis = 0 : i64}
+module attributes {oflow.mesh = #oflow.mesh<2x2>} {
+  oflow.variable @a param : tensor<4x2xf32>
+  oflow.variable @c param : tensor<4x2xf32>
+  oflow.variable @x param : tensor<4x2xf32>
+  oflow.variable @big param : tensor<4x64xf32>
+  func.func @chain_through_open_bucket(%in: tensor<4x2xf32>, %y: tensor<4x64xf32>) -> (tensor<4x2xf32>, tensor<4x64xf32>) {
+    %big = oflow.read_variable @big : tensor<4x64xf32>
+    %gbig = oflow.all_gather %big {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<4x64xf32>) -> tensor<4x64xf32>
+    %z = oflow.mul %y, %gbig : (tensor<4x64xf32>, tensor<4x64xf32>) -> tensor<4x64xf32>
+    %c = oflow.read_variable @c : tensor<4x2xf32>
+    %gc = oflow.all_gather %c {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    %u = oflow.mul %in, %gc : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    %x = oflow.read_variable @x : tensor<4x2xf32>
+    %gx = oflow.all_gather %x {axis = 0 : i64, mesh_axis = 1 : i64} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    %v = oflow.add %u, %gx : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    %a = oflow.read_variable @a : tensor<4x2xf32>
+    %ga1 = oflow.all_gather %a {axis = 0 : i64, mesh_axis = 1 : i64} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    %ga0 = oflow.all_gather %ga1 {axis = 0 : i64, mesh_axis = 0 : i64} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    %w = oflow.add %v, %ga0 : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    return %w, %z : tensor<4x2xf32>, tensor<4x64xf32>
+  }
+}
