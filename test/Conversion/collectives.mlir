@@ -243,13 +243,34 @@ module attributes {oflow.mesh = #oflow.mesh<4>, oflow.partitioned} {
 
 // -----
 
-// A bucket packs runs of elements: a member converted along a later axis
-// (elements before it) cannot join one.
+// A bucket packs each rank's piece of a member as one run: a member
+// converted along a later axis (2 rows before it) is transposed from
+// [rows][ranks][piece] to [ranks][rows][piece] before a scatter, and the
+// gathered [ranks][rows][piece] back to [rows][ranks][piece] after a gather.
+// CHECK-LABEL: func.func @gather_inner_axis
+// CHECK: call @__oflow_rt_all_gather_f32
+// CHECK: %[[G:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [4, 10]
+// CHECK: %[[A:.*]] = tensor.extract_slice %[[G]][0, 0] [4, 6] [1, 1]
+// CHECK: %[[A3:.*]] = tensor.expand_shape %[[A]] {{\[\[}}0], [1, 2]] output_shape [4, 2, 3]
+// CHECK: %[[AT:.*]] = linalg.transpose ins(%[[A3]] : tensor<4x2x3xf32>) outs(%{{.*}} : tensor<2x4x3xf32>) permutation = [1, 0, 2]
+// CHECK: tensor.collapse_shape %[[AT]] {{\[\[}}0], [1, 2]] : tensor<2x4x3xf32> into tensor<2x12xf32>
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<4x2x2xf32>) outs(%{{.*}} : tensor<2x4x2xf32>)
+// CHECK-LABEL: func.func @scatter_inner_axis
+// CHECK: %[[A3:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2]] output_shape [2, 4, 3]
+// CHECK: %[[AT:.*]] = linalg.transpose ins(%[[A3]] : tensor<2x4x3xf32>) outs(%{{.*}} : tensor<4x2x3xf32>) permutation = [1, 0, 2]
+// CHECK: %[[A:.*]] = tensor.collapse_shape %[[AT]] {{\[\[}}0], [1, 2]] : tensor<4x2x3xf32> into tensor<4x6xf32>
+// CHECK: %[[B:.*]] = tensor.collapse_shape %{{.*}} : tensor<4x2x2xf32> into tensor<4x4xf32>
+// CHECK: tensor.concat dim(1) %[[A]], %[[B]] : (tensor<4x6xf32>, tensor<4x4xf32>) -> tensor<4x10xf32>
+// CHECK: call @__oflow_rt_reduce_scatter_f32
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [2, 3] : tensor<6xf32> into tensor<2x3xf32>
 module attributes {oflow.mesh = #oflow.mesh<4>, oflow.partitioned} {
-  func.func @bucket_inner_axis(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> (tensor<2x12xf32>, tensor<2x12xf32>) {
-    // expected-error @+2 {{'oflow.all_gather' op cannot lower: a bucket's members must be converted along their first axis}}
-    // expected-error @+1 {{failed to legalize operation 'oflow.all_gather'}}
-    %0:2 = oflow.all_gather %a, %b {mesh_axis = 0 : i64, axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> (tensor<2x12xf32>, tensor<2x12xf32>)
-    return %0#0, %0#1 : tensor<2x12xf32>, tensor<2x12xf32>
+  func.func @gather_inner_axis(%a: tensor<2x3xf32>, %b: tensor<2x2xf32>) -> (tensor<2x12xf32>, tensor<2x8xf32>) {
+    %0:2 = oflow.all_gather %a, %b {mesh_axis = 0 : i64, axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x2xf32>) -> (tensor<2x12xf32>, tensor<2x8xf32>)
+    return %0#0, %0#1 : tensor<2x12xf32>, tensor<2x8xf32>
+  }
+  func.func @scatter_inner_axis(%a: tensor<2x12xf32>, %b: tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x2xf32>) {
+    %0:2 = oflow.reduce_scatter %a, %b {mesh_axis = 0 : i64, axis = 1 : i64} : (tensor<2x12xf32>, tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x2xf32>)
+    return %0#0, %0#1 : tensor<2x3xf32>, tensor<2x2xf32>
   }
 }
+

@@ -218,9 +218,9 @@ module attributes {oflow.mesh = #oflow.mesh<4>} {
 
 // -----
 
-// Small reduce-scatters along the first axis bucket like all-reduces, after
-// the last operand; one along axis 1 does not (its pieces are not runs).
-// The largest scatter (1.5 KiB) bounds the bucket, a member a quarter of it.
+// Small reduce-scatters bucket like all-reduces, after the last operand.
+// The largest scatter (1.5 KiB) bounds the bucket, a member a quarter of
+// it: the largest stays alone.
 // CHECK-LABEL: func.func @scatters
 // CHECK: %[[A:.*]] = oflow.neg %arg0
 // CHECK-NEXT: %[[B:.*]] = oflow.exp %arg0
@@ -279,13 +279,13 @@ module attributes {oflow.mesh = #oflow.mesh<4>} {
 
 // -----
 
-// A scatter along an axis with only unit dims before it (a bias gradient
-// reduced as 1x1xN) has runs as pieces too: @s1 and @s2 bucket; with 4
-// rows before the axis (@s4) it stays alone, as does the largest (@s3).
+// Scatters along a later axis bucket too (a bias gradient reduced as
+// 1x1xN; a 2-D weight's transposed gradient split along its columns): the
+// lowering makes each rank's piece of a member one run. @s1, @s2 and @s4
+// bucket; the largest (@s3) stays alone.
 // CHECK-LABEL: func.func @unit_leading
-// CHECK: %[[S:.*]]:2 = oflow.reduce_scatter %{{.*}}, %{{.*}} {axis = 2 : i64, mesh_axis = 0 : i64} : (tensor<1x1x16xf32>, tensor<1x1x16xf32>) -> (tensor<1x1x16xf32>, tensor<1x1x16xf32>)
-// CHECK-DAG: oflow.reduce_scatter %{{.*}} {axis = 2 : i64, mesh_axis = 0 : i64} : (tensor<1x1x256xf32>) -> tensor<1x1x256xf32>
-// CHECK-DAG: oflow.reduce_scatter %{{.*}} {axis = 2 : i64, mesh_axis = 0 : i64} : (tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
+// CHECK: oflow.reduce_scatter %{{.*}} {axis = 2 : i64, mesh_axis = 0 : i64} : (tensor<1x1x256xf32>) -> tensor<1x1x256xf32>
+// CHECK: %[[S:.*]]:3 = oflow.reduce_scatter %{{.*}}, %{{.*}}, %{{.*}} {axis = 2 : i64, mesh_axis = 0 : i64} : (tensor<1x1x16xf32>, tensor<1x1x16xf32>, tensor<4x1x16xf32>)
 module attributes {oflow.mesh = #oflow.mesh<4>} {
   func.func @unit_leading(%x: tensor<1x1x16xf32>, %y: tensor<1x1x256xf32>, %z: tensor<4x1x16xf32>)
       -> (tensor<1x1x16xf32>, tensor<1x1x16xf32>, tensor<1x1x256xf32>, tensor<4x1x16xf32>) {

@@ -237,17 +237,27 @@ struct AllReduceLowering : OpConversionPattern<of::AllReduceOp> {
 };
 
 /// A bucket of gathers or scatters packs its members side by side in each
-/// rank's chunk: members converted along their first axis (nothing before
-/// it), so a member's part of a chunk is one run of elements.
-LogicalResult checkBucket(Operation *op, ValueRange pieces, int64_t axis) {
+/// rank's chunk, each member's part one run of elements.
+LogicalResult checkBucket(Operation *op, ValueRange pieces) {
   Type element = elementTypeOf(pieces.front());
-  for (Value v : pieces) {
+  for (Value v : pieces)
     if (elementTypeOf(v) != element)
       return cannotLower(op, "a bucket mixes element types");
-    if (aroundAxis(shapeOf(v), axis).first != 1)
-      return cannotLower(op, "a bucket's members must be converted along their first axis");
-  }
   return success();
+}
+
+/// `v` ([a][b][c] in row-major order, a*b*c elements) as [b][a][c]: a
+/// member converted along an axis with `a` elements before it has its
+/// ranks' pieces as `b` = ranks runs of c elements each within every one of
+/// the `a` rows; a bucket needs each rank's piece as one run.
+Value swapOuter(OpBuilder &b, Location loc, Value v, int64_t a, int64_t bDim, int64_t c) {
+  Value grid = reshapeTo(b, loc, v, {a, bDim, c});
+  auto type = cast<RankedTensorType>(grid.getType());
+  Value init = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{bDim, a, c},
+                                       type.getElementType());
+  Value swapped =
+      linalg::TransposeOp::create(b, loc, grid, init, ArrayRef<int64_t>{1, 0, 2})->getResult(0);
+  return reshapeTo(b, loc, swapped, {bDim, a * c});
 }
 
 struct AllGatherLowering : OpConversionPattern<of::AllGatherOp> {
@@ -269,10 +279,12 @@ struct AllGatherLowering : OpConversionPattern<of::AllGatherOp> {
                              {outer, chunk, op.getMeshAxis()}, mark));
       return success();
     }
-    if (failed(checkBucket(op, op.getInputs(), op.getAxis())))
+    if (failed(checkBucket(op, op.getInputs())))
       return failure();
     // Each rank's chunk is its pieces one after another; the gathered
-    // [ranks][chunk] holds member i at columns [offset_i, offset_i + n_i).
+    // [ranks][chunk] holds member i at columns [offset_i, offset_i + n_i),
+    // [ranks][outer][piece] for a member gathered along an axis with
+    // `outer` elements before it, to be swapped into [outer][ranks][piece].
     SmallVector<Value> flat;
     SmallVector<int64_t> counts;
     int64_t chunk = 0;
@@ -287,12 +299,15 @@ struct AllGatherLowering : OpConversionPattern<of::AllGatherOp> {
                                     {dtypeCode(element)}, {1, chunk, op.getMeshAxis()}, mark);
     SmallVector<Value> results;
     int64_t offset = 0;
-    for (auto [n, out] : llvm::zip(counts, op.getOutputs())) {
+    for (auto [n, in, out] : llvm::zip(counts, op.getInputs(), op.getOutputs())) {
       Value columns = tensor::ExtractSliceOp::create(
           rewriter, loc, gathered,
           ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0), rewriter.getIndexAttr(offset)},
           ArrayRef<OpFoldResult>{rewriter.getIndexAttr(ranks), rewriter.getIndexAttr(n)},
           ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1), rewriter.getIndexAttr(1)});
+      int64_t outer = aroundAxis(shapeOf(in), op.getAxis()).first;
+      if (outer > 1)
+        columns = swapOuter(rewriter, loc, columns, ranks, outer, n / outer);
       results.push_back(reshapeTo(rewriter, loc, columns, shapeOf(out)));
       offset += n;
     }
@@ -320,16 +335,21 @@ struct ReduceScatterLowering : OpConversionPattern<of::ReduceScatterOp> {
                                             {outer, chunk, op.getMeshAxis()}));
       return success();
     }
-    if (failed(checkBucket(op, op.getOutputs(), op.getAxis())))
+    if (failed(checkBucket(op, op.getOutputs())))
       return failure();
-    // Rank r's chunk: the r-th part of every member, one after another.
+    // Rank r's chunk: the r-th part of every member, one after another (a
+    // member scattered along an axis with `outer` elements before it has
+    // its r-th part in `outer` runs: swapped into one).
     SmallVector<Value> columns;
     SmallVector<int64_t> counts;
     int64_t chunk = 0;
     for (auto [in, out] : llvm::zip(adaptor.getInputs(), op.getOutputs())) {
       counts.push_back(tensorType(out).getNumElements());
       int64_t ranks = tensorType(in).getNumElements() / counts.back();
-      columns.push_back(reshapeTo(rewriter, loc, in, {ranks, counts.back()}));
+      int64_t outer = aroundAxis(shapeOf(out), op.getAxis()).first;
+      columns.push_back(outer == 1
+                            ? reshapeTo(rewriter, loc, in, {ranks, counts.back()})
+                            : swapOuter(rewriter, loc, in, outer, ranks, counts.back() / outer));
       chunk += counts.back();
     }
     Value packed = tensor::ConcatOp::create(rewriter, loc, 1, columns);
