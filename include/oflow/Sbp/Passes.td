@@ -179,11 +179,14 @@ def BucketCollectives : Pass<"oflow-bucket-collectives", "::mlir::ModuleOp"> {
     all-reduce placed right after the last of its operands is computed (so
     it is issued as soon as its last gradient is ready).
 
-    Small pieces (at most 1 MiB each) converted along their first tensor
-    axis (or one with only unit dims before it, as a 1x1xN bias gradient)
-    bucket the same way, so that their latency is paid once (ZeRO-3's
-    biases and norm weights, stored flat and split over every device):
-    `oflow.reduce_scatter`s as all-reduces; `oflow.all_gather`s of a
+    Small pieces bucket the same way, so that their latency is paid once
+    (ZeRO-3's biases and norm weights, stored flat and split over every
+    device): `oflow.reduce_scatter`s as all-reduces, along any tensor axis
+    (the lowering makes each rank's part of a member one run), pieces of
+    at most 1 MiB or what the mesh axis's link moves in two latencies (4.2
+    MB on InfiniBand), a quarter of the bucket at most; `oflow.all_gather`s
+    of a weight along its first axis (or one after unit dims only), at most
+    1 MiB, of a
     variable's read (through views and earlier gathers) at the first
     member, each later member's read and views moved up to it. A read does
     not move past a write of its variable. The gathers of ZeRO-1/2's
