@@ -137,7 +137,7 @@ private:
     int64_t offset = 0;
   };
   enum class Kind : uint8_t {
-    Unknown, Constant, ThreadId, BlockId, BlockDim, GridDim, Load, Forward,
+    Unknown, Constant, ThreadId, BlockId, Load, Forward,
     Select, Add, Sub, Mul, Div, Rem, FloorDiv, CeilDiv, Min, Max, And, Or,
     Xor, Shl, Shr, Cmp,
   };
@@ -350,9 +350,6 @@ private:
       return point.thread[n.constant];
     case Kind::BlockId:
       return point.block[n.constant];
-    case Kind::BlockDim:
-    case Kind::GridDim:
-      return std::nullopt; // translated to constants
     case Kind::Load: {
       // Data: a hash of where it was read, in [0, 1024).
       auto load = cast<memref::LoadOp>(n.op);
