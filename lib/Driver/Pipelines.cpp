@@ -262,6 +262,8 @@ void addSbpPasses(PassManager &pm, const CompileOptions &options) {
   infer.precision = options.precision;
   infer.shardState = options.shardState == "auto" ? "none" : options.shardState;
   infer.planner_ = options.planner;
+  // auto is the driver's search; one plan is planned with cost.
+  infer.tensorParallel = options.tensorParallel == "none" ? "none" : "cost";
   pm.addPass(createInferSbp(infer));
   pm.addPass(createInsertBoxing());
   // After the backward pass's gathers are its own: their buckets form

@@ -21,13 +21,15 @@ namespace oflow {
 
 std::string planJson(llvm::json::Object layouts, llvm::StringRef shardState,
                      llvm::StringRef recompute, bool reshardAfterForward,
-                     const MemoryUse &use, const MemoryLimit &limit) {
+                     llvm::StringRef tensorParallel, const MemoryUse &use,
+                     const MemoryLimit &limit) {
   llvm::json::Object plan = std::move(layouts);
   plan["format"] = "oflow-plan";
   plan["version"] = 1;
   plan["shard_state"] = shardState;
   plan["recompute"] = recompute;
   plan["reshard_after_forward"] = reshardAfterForward;
+  plan["tensor_parallel"] = tensorParallel;
   llvm::json::Object memory{{"peak_bytes_per_device", use.total()}};
   if (limit.bytes > 0) {
     memory["limit_bytes"] = limit.bytes;
@@ -118,6 +120,12 @@ llvm::Expected<PlanFile> readPlanFile(llvm::StringRef path,
     if (!yes)
       return fail("\"reshard_after_forward\" must be true or false");
     plan.reshardAfterForward = *yes;
+  }
+  if (const llvm::json::Value *tp = root->get("tensor_parallel")) {
+    std::optional<llvm::StringRef> text = tp->getAsString();
+    if (!text || (*text != "none" && *text != "cost"))
+      return fail("\"tensor_parallel\" must be \"none\" or \"cost\"");
+    plan.tensorParallel = text->str();
   }
   if (const llvm::json::Value *flat = root->get("stored_flat")) {
     const llvm::json::Array *names = flat->getAsArray();

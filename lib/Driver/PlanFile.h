@@ -30,11 +30,14 @@ namespace oflow {
 /// (--micro-batches; 1 when left out), whose mesh axis the layouts leave out;
 /// `reshard_after_forward` (--reshard-after-forward yes|no; the compile's
 /// default when left out), `micro_batch_gradients` (sharded or whole, as
-/// --micro-batch-gradients) and `stored_flat` (the variables whose layouts
-/// split their flat view [g, n/g], g = gcd(elements, devices)).
+/// --micro-batch-gradients), `tensor_parallel` (none or cost, as
+/// --tensor-parallel: whether ops may use parameters split) and
+/// `stored_flat` (the variables whose layouts split their flat view
+/// [g, n/g], g = gcd(elements, devices)).
 std::string planJson(llvm::json::Object layouts, llvm::StringRef shardState,
                      llvm::StringRef recompute, bool reshardAfterForward,
-                     const MemoryUse &use, const MemoryLimit &limit);
+                     llvm::StringRef tensorParallel, const MemoryUse &use,
+                     const MemoryLimit &limit);
 
 /// What a plan file says to compile: the --sbp hints and --recompute.
 struct PlanFile {
@@ -44,6 +47,8 @@ struct PlanFile {
   std::optional<bool> reshardAfterForward;
   /// "micro_batch_gradients": sharded or whole (--micro-batch-gradients).
   std::string microBatchGradients;
+  /// "tensor_parallel": none or cost (--tensor-parallel).
+  std::string tensorParallel;
   /// "stored_flat": the variables stored as [g, n/g] (oflow-flatten-state),
   /// which their layouts split.
   std::vector<std::string> flat;

@@ -58,10 +58,10 @@ public:
   enum class ShardState { None, Optimizer, All, Node };
 
   Planner(ModuleOp module, of::MeshAttr meshAttr, sbp::Device device,
-          ShardState shardState)
+          ShardState shardState, bool paramsWhole)
       : ctx(module.getContext()), meshAttr(meshAttr),
         mesh(sbp::toPlanner(meshAttr)), device(device), shardState(shardState),
-        microAxis(sbp::microBatchAxis(meshAttr)) {}
+        paramsWhole(paramsWhole), microAxis(sbp::microBatchAxis(meshAttr)) {}
 
   /// Parses the hints; false after reporting a malformed one.
   bool parseHints(ArrayRef<std::string> texts, Location loc);
@@ -119,6 +119,8 @@ private:
   sbp::Mesh mesh;
   sbp::Device device;
   ShardState shardState;
+  /// tensor-parallel=none: ops use parameters whole (see paramUses).
+  bool paramsWhole;
   /// --micro-batches' axis (the last): hints and stored layouts name the
   /// other axes; variables are whole on it and inputs split their batch.
   std::optional<int64_t> microAxis;
@@ -151,15 +153,39 @@ private:
   void computePreferred(func::FuncOp fn);
   /// Whether `candidate` starts a split that its variable does not have.
   bool splitsReplicatedUpdate(Operation *op, const Candidate &candidate);
+  /// Whether `candidate` uses a parameter split, where ops must use
+  /// parameters whole (tensor-parallel=none).
+  bool splitsParamUse(Operation *op, const Candidate &candidate);
   /// The candidates both planners choose from: `candidates`, less those
-  /// that split the update of a whole variable (where any remain).
+  /// that split the update of a whole variable and, with tensor-parallel=none,
+  /// those that use a parameter split (each where any remain).
   SmallVector<Candidate> plannedCandidates(of::SbpSignatureOpInterface op) {
     SmallVector<Candidate> all = candidates(op);
     SmallVector<Candidate> kept(llvm::make_filter_range(all, [&](const Candidate &c) {
       return !splitsReplicatedUpdate(op.getOperation(), c);
     }));
-    return kept.empty() ? all : kept;
+    if (kept.empty())
+      kept = all;
+    if (!paramsWhole)
+      return kept;
+    SmallVector<Candidate> whole(llvm::make_filter_range(kept, [&](const Candidate &c) {
+      return !splitsParamUse(op.getOperation(), c);
+    }));
+    return whole.empty() ? kept : whole;
   }
+  /// Values that are a parameter, as read or only moved or cast (a
+  /// transposed weight): with tensor-parallel=none their users take them
+  /// whole, outside the optimizer update (whatever the layout it is stored
+  /// in: a split one is all-gathered where it is used, as ZeRO-3).
+  DenseSet<Value> paramUses;
+  /// Values computed from the step's data (its batched inputs): with
+  /// tensor-parallel=none, a parameter's gradient made from them is partial
+  /// along every mesh axis that splits them, as data parallelism makes it
+  /// (not computed whole from gathered activations, nor split from
+  /// activations re-laid out along channels: tensor parallelism by other
+  /// names).
+  DenseSet<Value> fromData;
+
   of::NdSbpAttr operandLayoutFor(Operation *op, of::NdSbpAttr result);
   double manufacturedSplitSeconds(Operation *op, ArrayRef<of::NdSbpAttr> results);
   llvm::StringMap<of::NdSbpAttr> variableLayouts;
@@ -635,8 +661,60 @@ bool Planner::splitsReplicatedUpdate(Operation *op, const Candidate &candidate) 
   return false;
 }
 
+bool Planner::splitsParamUse(Operation *op, const Candidate &candidate) {
+  // The optimizer update computes on the parameter as stored (split under
+  // ZeRO-3): not a use of the weight. Where a gradient is made from the
+  // data (no operand is headed for the update yet), it is made partial
+  // along the axes that split the data: reducing it (all-reduce,
+  // reduce-scatter) is the boxing's job.
+  if (llvm::any_of(op->getResults(), [&](Value v) { return headedForVariable.contains(v); })) {
+    bool born = llvm::none_of(op->getOperands(),
+                              [&](Value v) { return headedForVariable.contains(v); }) &&
+                llvm::any_of(op->getOperands(), [&](Value v) { return fromData.contains(v); });
+    if (!born)
+      return false;
+    for (int64_t axis = 0, e = meshAttr.getNumAxes(); axis < e; ++axis) {
+      bool dataSplit = llvm::any_of(op->getOperands(), [&](Value v) {
+        of::NdSbpAttr in = layoutOf(v);
+        return fromData.contains(v) && in && in.getEntries()[axis].isSplit();
+      });
+      for (auto [value, layout] : llvm::zip(op->getResults(), candidate.results))
+        if (dataSplit && headedForVariable.contains(value) &&
+            !layout.getEntries()[axis].isPartial())
+          return true;
+    }
+    return false;
+  }
+  for (auto [value, layout] : llvm::zip(op->getOperands(), candidate.operands))
+    if (paramUses.contains(value) &&
+        !llvm::all_of(layout.getEntries(), [](of::SbpAttr e) { return e.isBroadcast(); }))
+      return true;
+  return false;
+}
+
 LogicalResult Planner::planFunction(func::FuncOp fn) {
   computePreferred(fn);
+  paramUses.clear();
+  fromData.clear();
+  if (paramsWhole) {
+    for (BlockArgument arg : fn.getArguments())
+      if (cast<RankedTensorType>(arg.getType()).getRank() > 0)
+        fromData.insert(arg);
+    fn.walk([&](Operation *op) {
+      if (llvm::any_of(op->getOperands(), [&](Value v) { return fromData.contains(v); }))
+        fromData.insert(op->result_begin(), op->result_end());
+    });
+  }
+  if (paramsWhole)
+    fn.walk([&](Operation *op) {
+      if (auto read = dyn_cast<of::ReadVariableOp>(op)) {
+        auto var = SymbolTable::lookupNearestSymbolFrom<of::VariableOp>(op, read.getVariableAttr());
+        if (var && var.getRole() == of::VariableRole::param)
+          paramUses.insert(read.getResult());
+      } else if (onlyMovesElements(op) && paramUses.contains(op->getOperand(0))) {
+        paramUses.insert(op->getResult(0));
+      }
+    });
   int64_t numAxes = meshAttr.getNumAxes();
   of::NdSbpAttr all = sbp::broadcastNdSbp(ctx, numAxes);
   // Arguments: hint, else data parallel on the batch axis.
@@ -962,7 +1040,13 @@ struct InferSbp : ::oflow::impl::InferSbpBase<InferSbp> {
                          << "' (greedy or ilp)";
       return signalPassFailure();
     }
-    Planner planner(module, mesh, sbp::deviceFor(*profile, precision), *shard);
+    if (tensorParallel != "cost" && tensorParallel != "none") {
+      module.emitError() << "oflow-infer-sbp: unknown tensor-parallel '" << tensorParallel
+                         << "' (cost or none)";
+      return signalPassFailure();
+    }
+    Planner planner(module, mesh, sbp::deviceFor(*profile, precision), *shard,
+                    tensorParallel == "none");
     if (!planner.parseHints(hints, module.getLoc()) ||
         failed(planner.layOutVariables(module)))
       return signalPassFailure();

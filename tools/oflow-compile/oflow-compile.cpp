@@ -184,6 +184,16 @@ int run(int argc, char **argv) {
                  "program, started from the greedy plan; repeated layers "
                  "solved once)")
       ->check(CLI::IsMember({"greedy", "ilp"}));
+  app.add_option("--tensor-parallel", options.tensorParallel,
+                 "whether an op may use a parameter split on a mesh: none "
+                 "(every op but the optimizer update uses parameters whole, "
+                 "all-gathering split ones: data parallelism and ZeRO exactly "
+                 "as written), cost (where the planner's cost model finds a "
+                 "slice of a weight with gathered activations cheaper), or "
+                 "auto (default: the memory search tries its layouts with "
+                 "none, then the fastest that fits with cost, and keeps the "
+                 "faster; without a search, cost)")
+      ->check(CLI::IsMember({"auto", "cost", "none"}));
   app.add_option("--recompute", options.recompute,
                  "activation recomputation: none, selective (elementwise ops, "
                  "views, softmax, layer norm), all (GEMMs too), a regular "

@@ -144,6 +144,13 @@ struct CompileOptions {
   /// default) or ilp (the whole function as an integer program, solved by
   /// CBC from the greedy plan; issue #15 item 5).
   std::string planner = "greedy";
+  /// Whether an op may use a parameter split (--tensor-parallel): cost
+  /// (where the planner's cost model finds it cheaper), none (every op but
+  /// the optimizer update uses parameters whole: data parallelism and ZeRO
+  /// as written, what bench/plans' hand plans mean) or auto (in the memory
+  /// search, every layout tried with none, and the fastest that fits once
+  /// more with cost, the faster kept; without a search, cost).
+  std::string tensorParallel = "auto";
   /// Activation recomputation (--recompute): none, selective (elementwise
   /// ops, views, softmax and layer norm), all (GEMMs too), a regular
   /// expression over ONNX node names, or auto (none unless the memory limit

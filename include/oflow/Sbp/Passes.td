@@ -120,6 +120,13 @@ def InferSbp : Pass<"oflow-infer-sbp", "::mlir::ModuleOp"> {
     both over the last mesh axis alone (`node`: ZeRO-3 among a node's
     devices, data parallelism between nodes, as PyTorch's HSDP).
 
+    `tensor-parallel=none` keeps every op but the optimizer update from
+    using a parameter split (nor one only transposed, reshaped or cast): a
+    split-stored parameter is all-gathered where it is used, and the data
+    stays split along the batch, which is data parallelism or ZeRO exactly.
+    By default (`cost`) an op may use a slice of a whole parameter with
+    gathered activations where the cost model finds that cheaper.
+
     `planner=ilp` then re-chooses the layouts of the whole function at once
     (Alpa's integer program: per op one of its nd-signatures, priced by
     compute and by the boxing to fixed layouts; per pair of ops joined by
@@ -147,6 +154,12 @@ def InferSbp : Pass<"oflow-infer-sbp", "::mlir::ModuleOp"> {
     Option<"planner_", "planner", "std::string", /*default=*/"\"greedy\"",
            "greedy (in program order) or ilp (the whole function as an "
            "integer program, solved by CBC from the greedy plan)">,
+    Option<"tensorParallel", "tensor-parallel", "std::string",
+           /*default=*/"\"cost\"",
+           "cost (an op may use a slice of a parameter where the cost model "
+           "finds that cheaper: tensor parallelism by cost) or none (every "
+           "op but the optimizer update uses parameters whole, all-gathering "
+           "a split one first: data parallelism and ZeRO as written)">,
     Option<"tieLayers", "tie-layers", "bool", /*default=*/"true",
            "ilp: ops of repeated layers (node names equal up to the layer "
            "index) take the same layouts">,
