@@ -503,10 +503,13 @@ int runCompiler(MLIRContext &context, const CompileOptions &options) {
   // tensor-parallel slices that the whole step's model often finds slower,
   // e.g. ResNet-50 on 8x4 H100s, 46.5 against 41.9 ms); the fastest that
   // fits is then planned once more with tensor parallelism by cost, and the
-  // faster of the two kept.
+  // faster of the two kept. Layouts given by --sbp or --plan say how their
+  // weights are used (a Megatron split): planned with cost.
+  bool hinted = !options.sbpHints.empty() || !planHints.empty();
+  bool searchTensorParallel = planTensorParallel == "auto" && search && multiDevice && !hinted;
   std::string tryTensorParallel =
-      planTensorParallel == "auto" ? (search && multiDevice ? "none" : "cost") : planTensorParallel;
-  bool tryCostLast = planTensorParallel == "auto" && search && multiDevice;
+      planTensorParallel == "auto" ? (searchTensorParallel ? "none" : "cost") : planTensorParallel;
+  bool tryCostLast = searchTensorParallel;
   bool costTried = false;
 
   OwningOpRef<ModuleOp> trainingGraph;

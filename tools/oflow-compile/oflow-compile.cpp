@@ -192,7 +192,7 @@ int run(int argc, char **argv) {
                  "slice of a weight with gathered activations cheaper), or "
                  "auto (default: the memory search tries its layouts with "
                  "none, then the fastest that fits with cost, and keeps the "
-                 "faster; without a search, cost)")
+                 "faster; without a search or with --sbp hints, cost)")
       ->check(CLI::IsMember({"auto", "cost", "none"}));
   app.add_option("--recompute", options.recompute,
                  "activation recomputation: none, selective (elementwise ops, "

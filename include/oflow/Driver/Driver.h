@@ -149,7 +149,8 @@ struct CompileOptions {
   /// the optimizer update uses parameters whole: data parallelism and ZeRO
   /// as written, what bench/plans' hand plans mean) or auto (in the memory
   /// search, every layout tried with none, and the fastest that fits once
-  /// more with cost, the faster kept; without a search, cost).
+  /// more with cost, the faster kept; without a search or with --sbp hints,
+  /// cost).
   std::string tensorParallel = "auto";
   /// Activation recomputation (--recompute): none, selective (elementwise
   /// ops, views, softmax and layer norm), all (GEMMs too), a regular
