@@ -18,6 +18,7 @@
 #include "oflow/Sbp/SbpConversions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/GlobPattern.h"
 #include "llvm/Support/Regex.h"
@@ -185,6 +186,8 @@ private:
   /// activations re-laid out along channels: tensor parallelism by other
   /// names).
   DenseSet<Value> fromData;
+  /// The parameters' names (variables of role param).
+  llvm::StringSet<> paramNames;
 
   of::NdSbpAttr operandLayoutFor(Operation *op, of::NdSbpAttr result);
   double manufacturedSplitSeconds(Operation *op, ArrayRef<of::NdSbpAttr> results);
@@ -308,6 +311,8 @@ LogicalResult Planner::layOutVariables(ModuleOp module) {
       return failure();
     var.setSbpAttr(layout);
     variableLayouts[var.getSymName()] = layout;
+    if (var.getRole() == of::VariableRole::param)
+      paramNames.insert(var.getSymName());
     variableTypes[var.getSymName()] = var.getType();
   }
   return success();
@@ -701,20 +706,16 @@ LogicalResult Planner::planFunction(func::FuncOp fn) {
       if (cast<RankedTensorType>(arg.getType()).getRank() > 0)
         fromData.insert(arg);
     fn.walk([&](Operation *op) {
-      if (llvm::any_of(op->getOperands(), [&](Value v) { return fromData.contains(v); }))
-        fromData.insert(op->result_begin(), op->result_end());
-    });
-  }
-  if (paramsWhole)
-    fn.walk([&](Operation *op) {
       if (auto read = dyn_cast<of::ReadVariableOp>(op)) {
-        auto var = SymbolTable::lookupNearestSymbolFrom<of::VariableOp>(op, read.getVariableAttr());
-        if (var && var.getRole() == of::VariableRole::param)
+        if (paramNames.contains(read.getVariable()))
           paramUses.insert(read.getResult());
       } else if (onlyMovesElements(op) && paramUses.contains(op->getOperand(0))) {
         paramUses.insert(op->getResult(0));
       }
+      if (llvm::any_of(op->getOperands(), [&](Value v) { return fromData.contains(v); }))
+        fromData.insert(op->result_begin(), op->result_end());
     });
+  }
   int64_t numAxes = meshAttr.getNumAxes();
   of::NdSbpAttr all = sbp::broadcastNdSbp(ctx, numAxes);
   // Arguments: hint, else data parallel on the batch axis.
