@@ -95,7 +95,8 @@ Link Mesh::link(int64_t meshAxis) const {
 }
 
 Device deviceFor(const oflow::DeviceProfile &profile, llvm::StringRef precision) {
-  return {profile.gemmFlopsPerSecond(precision), profile.hbmBytesPerSecond};
+  return {profile.gemmFlopsPerSecond(precision), profile.hbmBytesPerSecond,
+          profile.gemmFlopsPerSecond("fp32")};
 }
 
 double computeSeconds(const Device &device, double flops, double bytes) {

@@ -90,6 +90,11 @@ private:
                         ArrayRef<of::NdSbpAttr> results);
   /// Layouts results must end in: hints, variable writes, returns.
   double lookAheadSeconds(Operation *op, ArrayRef<of::NdSbpAttr> results);
+  /// Boxing from `layout` to the nearest layout each op using `value` can
+  /// take it in (one signature per use, the others' operands aside).
+  double usersSeconds(Value value, of::NdSbpAttr layout);
+  /// Per op, the distinct layouts each operand has in its candidates.
+  DenseMap<Operation *, SmallVector<SmallVector<of::NdSbpAttr, 4>>> acceptedLayouts;
   /// One jointly valid nd-signature of an op.
   struct Candidate {
     SmallVector<of::NdSbpAttr> operands, results;
@@ -381,6 +386,40 @@ double Planner::lookAheadSeconds(Operation *op, ArrayRef<of::NdSbpAttr> results)
         targets.insert(wanted);
     for (Attribute target : targets)
       seconds += share * boxingSeconds(value, layout, cast<of::NdSbpAttr>(target));
+    // Headed nowhere fixed, and whole or split (a partial one is charged
+    // its reduction above): what its users cannot take it in. A GPT's LM
+    // head computed on its tied weight's vocabulary slice (the hidden
+    // states all-gathered, cheaper than the weight) gave logits split along
+    // the vocabulary, which its cross-entropy cannot take: an all-to-all of
+    // every logit, 2.5x the bytes of the weight the op saved gathering.
+    if (!partial && !preferred.lookup(value))
+      seconds += usersSeconds(value, layout);
+  }
+  return seconds;
+}
+
+double Planner::usersSeconds(Value value, of::NdSbpAttr layout) {
+  double seconds = 0;
+  for (OpOperand &use : value.getUses()) {
+    auto user = dyn_cast<of::SbpSignatureOpInterface>(use.getOwner());
+    if (!user)
+      continue;
+    auto [it, inserted] = acceptedLayouts.try_emplace(user.getOperation());
+    if (inserted) {
+      it->second.resize(user->getNumOperands());
+      for (const Candidate &c : candidates(user))
+        for (auto [i, l] : llvm::enumerate(c.operands))
+          if (!llvm::is_contained(it->second[i], l))
+            it->second[i].push_back(l);
+    }
+    ArrayRef<of::NdSbpAttr> accepted = it->second[use.getOperandNumber()];
+    if (accepted.empty() || llvm::is_contained(accepted, layout))
+      continue;
+    double nearest = kInfinity;
+    for (of::NdSbpAttr l : accepted)
+      nearest = std::min(nearest, boxingSeconds(value, layout, l));
+    if (nearest < kInfinity)
+      seconds += nearest;
   }
   return seconds;
 }

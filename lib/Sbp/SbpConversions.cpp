@@ -230,21 +230,42 @@ double opComputeSeconds(Operation *op, ArrayRef<of::NdSbpAttr> operands,
   // Contractions: 2 flops per multiply-add over the local contracted size,
   // which the local operand shapes carry.
   double flops = elements;
+  auto localShapeOf = [&](Value v, of::NdSbpAttr layout) {
+    return localShape(mesh, cast<RankedTensorType>(v.getType()).getShape(), toPlanner(layout));
+  };
   auto contracted = [&](unsigned operand, int64_t dim) {
-    Value v = op->getOperand(operand);
-    auto shape = localShape(
-        mesh, cast<RankedTensorType>(v.getType()).getShape(),
-        toPlanner(operands[operand]));
+    SmallVector<int64_t> shape = localShapeOf(op->getOperand(operand), operands[operand]);
     return double(shape[dim < 0 ? dim + int64_t(shape.size()) : dim]);
   };
+  // A convolution and both its gradients multiply each element of the
+  // forward output (or its gradient) with one filter's (C/groups) x kH x kW
+  // elements: the filter's local size over its local output channels.
+  auto convFlops = [&](Value output, of::NdSbpAttr outputLayout, Value filter,
+                       of::NdSbpAttr filterLayout) {
+    SmallVector<int64_t> f = localShapeOf(filter, filterLayout);
+    double perOutput = 1;
+    for (int64_t d : ArrayRef<int64_t>(f).drop_front())
+      perOutput *= double(d);
+    return 2 * localElements(mesh, output, outputLayout) * perOutput;
+  };
+  bool conv = true;
   if (auto mm = dyn_cast<of::MatmulOp>(op))
-    flops = 2 * elements * contracted(0, mm.getTransposeA() ? -2 : -1);
+    flops = 2 * elements * contracted(0, mm.getTransposeA() ? -2 : -1), conv = false;
   else if (auto gemm = dyn_cast<of::GemmOp>(op))
-    flops = 2 * elements * contracted(0, gemm.getTransposeA() ? 0 : 1);
-  else if (op->getName().getStringRef().contains("conv"))
-    flops = 2 * elements *
-            localElements(mesh, op->getOperand(1), operands[1]) /
-            std::max(1.0, contracted(1, 0));
+    flops = 2 * elements * contracted(0, gemm.getTransposeA() ? 0 : 1), conv = false;
+  else if (auto c = dyn_cast<of::Conv2dOp>(op))
+    flops = convFlops(c.getOutput(), results[0], c.getWeight(), operands[1]);
+  else if (auto c = dyn_cast<of::Conv2dBackwardInputOp>(op))
+    flops = convFlops(c.getGradOutput(), operands[0], c.getWeight(), operands[1]);
+  else if (auto c = dyn_cast<of::Conv2dBackwardFilterOp>(op))
+    flops = convFlops(c.getGradOutput(), operands[0], c.getGradFilter(), results[0]);
+  else
+    conv = false;
+  if (conv && device.convFlopsPerSecond > 0) {
+    Device convDevice = device;
+    convDevice.flopsPerSecond = device.convFlopsPerSecond;
+    return computeSeconds(convDevice, flops, bytes);
+  }
   return computeSeconds(device, flops, bytes);
 }
 

@@ -112,6 +112,9 @@ TEST(CostModelTest, ComputeSecondsIsMonotonic) {
   EXPECT_EQ(cpu.bytesPerSecond, 20e9);
   EXPECT_EQ(h200.flopsPerSecond, 650e12);
   EXPECT_EQ(deviceFor(*oflow::builtinDeviceProfile("h200"), "fp32").flopsPerSecond, 50e12);
+  // Convolutions run in fp32 on both targets whatever the GEMMs' precision.
+  EXPECT_EQ(h200.convFlopsPerSecond, 50e12);
+  EXPECT_EQ(cpu.convFlopsPerSecond, 100e9);
 }
 
 TEST(CostModelTest, LinksDefaultToLocal) {

@@ -101,11 +101,15 @@ struct Mesh {
 struct Device {
   double flopsPerSecond;
   double bytesPerSecond;
+  /// Convolutions' rate: both targets run them in fp32 whatever the GEMMs'
+  /// precision (cuDNN with FMA math, oneDNN), as the kernel report prices
+  /// them.
+  double convFlopsPerSecond = 0;
 };
 
 /// The rate model of `profile` (`--device`) for a program whose GEMMs run in
-/// `precision` (fp32, tf32, bf16, fp16): that precision's GEMM rate and the
-/// memory bandwidth. The built-in `cpu` profile gives one CPU rank, 100
+/// `precision` (fp32, tf32, bf16, fp16): that precision's GEMM rate, the fp32
+/// rate for convolutions, and the memory bandwidth. The built-in `cpu` profile gives one CPU rank, 100
 /// GFLOP/s and 20 GB/s, what the planner has always assumed.
 Device deviceFor(const oflow::DeviceProfile &profile, llvm::StringRef precision);
 
