@@ -158,7 +158,17 @@ def buffer_bytes_of(cfg):
     return 0
 
 
-def forms(name, P, N, buffers, chosen):
+def statistics_bytes_of(cfg):
+    """Bytes of the batch statistics SyncBatchNorm reduces each step: per
+    channel of every batch norm, four f64 sums (the forward pass's batch sum
+    and centred sum of squares, two in the backward pass), whichever plan:
+    every plan splits the batch over every device."""
+    if cfg.get("onnx"):
+        return 4 * 8 * 53120 // 2  # ResNet-50: 26,560 batch-norm channels
+    return 0
+
+
+def forms(name, P, N, buffers, chosen, statistics=0):
     """The closed forms of a hand plan as it ran (`chosen`: the search's
     micro-batches K and whether ZeRO-3 kept its gathered weights): state
     bytes per device (DP 12P, ZeRO-2 4P + 8P/N, ZeRO-3 12P/N, plus the
@@ -171,16 +181,18 @@ def forms(name, P, N, buffers, chosen):
     kept, and a reduce-scatter, K (2 or 3) f x 4P. On a mesh of two axes
     the hierarchical forms (reduce-scatter inside a node, the rest across
     nodes on 1/n of the bytes, all-gather inside) sum to the same totals
-    with N all the devices."""
+    with N all the devices. SyncBatchNorm's statistics (`statistics` bytes
+    per micro-batch) are all-reduced on top, 2f each, in every plan."""
     m = re.search(r"micro_batches=(\d+)", chosen)
     K = int(m.group(1)) if m else 1
     f = (N - 1) / N
+    stats = K * 2 * f * statistics
     if name == "DP":
-        return 12 * P + buffers, 2 * f * 4 * P
+        return 12 * P + buffers, 2 * f * 4 * P + stats
     if name == "ZeRO-2":
-        return 4 * P + 8 * P / N + buffers, (K + 1) * f * 4 * P
+        return 4 * P + 8 * P / N + buffers, (K + 1) * f * 4 * P + stats
     passes = 2 if "keep_gathered" in chosen else 3
-    return 12 * P / N + buffers, K * passes * f * 4 * P
+    return 12 * P / N + buffers, K * passes * f * 4 * P + stats
 
 
 def main():
@@ -321,7 +333,8 @@ def report(a, plans, results):
             r = results[row].get(name, {})
             if "state" not in r:
                 continue
-            state, moved = forms(name, P, N, Bf, r.get("chosen", ""))
+            state, moved = forms(name, P, N, Bf, r.get("chosen", ""),
+                                 statistics_bytes_of(MODELS[model]))
             print("| %s | %s | %s | %s | %s | %.2f | %.2f | %+.1f%% | %.2f | %.2f | %+.1f%% |" % (
                 model, mesh, row[2], name, r.get("chosen") or "-", r["state"] / 1e9, state / 1e9,
                 100 * (r["state"] / state - 1), r["bytes"] / 1e9, moved / 1e9,

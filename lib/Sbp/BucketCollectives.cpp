@@ -289,8 +289,11 @@ struct BucketCollectives
       // gathers read the first's results, which are bucketed by then.
       for (int64_t round = 0; round < mesh.rank(); ++round)
         bucketWeightGathers(fn, mesh);
-      // ZeRO-1/2's updated parameters, gathered whole only to be stored:
-      // as the reductions, issued once the bucket's last update is done.
+      // ZeRO-1/2's updated parameters, gathered whole only to be stored,
+      // and gradients gathered for the update (reduce-scattered in a node,
+      // reduced across nodes, gathered: a two-axis all-reduce): as the
+      // reductions, issued once the bucket's last member is ready.
+      DenseSet<Value> forState = sbp::valuesOnlyFeedingState(fn);
       bucketReductions<of::AllGatherOp>(
           fn, mesh,
           [](Operation *op) {
@@ -298,7 +301,9 @@ struct BucketCollectives
             return std::make_tuple(int64_t(gather.getMeshAxis()), int64_t(gather.getAxis()),
                                    false);
           },
-          gathersOnlyToStore);
+          [&](of::AllGatherOp gather) {
+            return gathersOnlyToStore(gather) || forState.contains(gather.getOutput());
+          });
     }
   }
 

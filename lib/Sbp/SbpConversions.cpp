@@ -269,4 +269,35 @@ double opComputeSeconds(Operation *op, ArrayRef<of::NdSbpAttr> operands,
   return computeSeconds(device, flops, bytes);
 }
 
+llvm::DenseSet<Value> valuesOnlyFeedingState(FunctionOpInterface fn) {
+  llvm::DenseSet<Value> only;
+  if (fn.isExternal())
+    return only;
+  Block &body = fn.getFunctionBody().front();
+  // The update's math: elementwise ops, views, the reductions of a
+  // gradient norm, and collectives. Not contractions and the other ops of
+  // the backward pass, every value of which also ends in variable writes
+  // (through the gradients) but is waited for by the rest of that pass.
+  auto updateMath = [](Operation *op) {
+    return op->hasTrait<OpTrait::Elementwise>() ||
+           isa<of::AddOp, of::SubOp, of::MulOp, of::DivOp, of::PowOp, of::MaxOp, of::MinOp,
+               of::CompareOp, of::WhereOp, of::ReshapeOp, of::FlattenOp, of::TransposeOp,
+               of::SqueezeOp, of::UnsqueezeOp, of::ExpandOp, of::ReduceSumOp,
+               of::ReduceMeanOp, of::ReduceMaxOp, of::ConcatOp, of::SliceOp>(op) ||
+           of::getBoxingMeshAxis(op).has_value();
+  };
+  // Users come after their operands in the body: one walk from its end.
+  auto feedsState = [&](Operation *user) {
+    if (isa<of::WriteVariableOp>(user))
+      return true;
+    return user->getBlock() == &body && user->getNumResults() > 0 && updateMath(user) &&
+           llvm::all_of(user->getResults(), [&](Value r) { return only.contains(r); });
+  };
+  for (Operation &op : llvm::reverse(body))
+    for (Value result : op.getResults())
+      if (!result.use_empty() && llvm::all_of(result.getUsers(), feedsState))
+        only.insert(result);
+  return only;
+}
+
 } // namespace oflow::sbp

@@ -10,6 +10,8 @@
 #include "OFlow/OFlowOps.h"
 #include "oflow/Sbp/BoxingPlanner.h"
 #include "oflow/Sbp/CostModel.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace oflow::sbp {
 
@@ -88,6 +90,13 @@ mlir::oflow::NdSbpAttr getValueSbp(mlir::Value value);
 double opComputeSeconds(mlir::Operation *op, llvm::ArrayRef<mlir::oflow::NdSbpAttr> operands,
                         llvm::ArrayRef<mlir::oflow::NdSbpAttr> results, const Mesh &mesh,
                         const Device &device);
+
+/// The values of `fn`'s body used only on the way to variable writes (an
+/// optimizer update's math: a reduced gradient, the new moments): nothing
+/// before the step's end waits for them, so their collectives can wait and
+/// be fused (oflow-insert-boxing plans them without latencies,
+/// oflow-bucket-collectives buckets their gathers).
+llvm::DenseSet<mlir::Value> valuesOnlyFeedingState(mlir::FunctionOpInterface fn);
 
 } // namespace oflow::sbp
 
