@@ -248,25 +248,22 @@ double opComputeSeconds(Operation *op, ArrayRef<of::NdSbpAttr> operands,
       perOutput *= double(d);
     return 2 * localElements(mesh, output, outputLayout) * perOutput;
   };
-  bool conv = true;
+  // Convolutions run at their own (fp32) rate.
+  Device rates = device;
+  if (device.convFlopsPerSecond > 0 &&
+      isa<of::Conv2dOp, of::Conv2dBackwardInputOp, of::Conv2dBackwardFilterOp>(op))
+    rates.flopsPerSecond = device.convFlopsPerSecond;
   if (auto mm = dyn_cast<of::MatmulOp>(op))
-    flops = 2 * elements * contracted(0, mm.getTransposeA() ? -2 : -1), conv = false;
+    flops = 2 * elements * contracted(0, mm.getTransposeA() ? -2 : -1);
   else if (auto gemm = dyn_cast<of::GemmOp>(op))
-    flops = 2 * elements * contracted(0, gemm.getTransposeA() ? 0 : 1), conv = false;
+    flops = 2 * elements * contracted(0, gemm.getTransposeA() ? 0 : 1);
   else if (auto c = dyn_cast<of::Conv2dOp>(op))
     flops = convFlops(c.getOutput(), results[0], c.getWeight(), operands[1]);
   else if (auto c = dyn_cast<of::Conv2dBackwardInputOp>(op))
     flops = convFlops(c.getGradOutput(), operands[0], c.getWeight(), operands[1]);
   else if (auto c = dyn_cast<of::Conv2dBackwardFilterOp>(op))
     flops = convFlops(c.getGradOutput(), operands[0], c.getGradFilter(), results[0]);
-  else
-    conv = false;
-  if (conv && device.convFlopsPerSecond > 0) {
-    Device convDevice = device;
-    convDevice.flopsPerSecond = device.convFlopsPerSecond;
-    return computeSeconds(convDevice, flops, bytes);
-  }
-  return computeSeconds(device, flops, bytes);
+  return computeSeconds(rates, flops, bytes);
 }
 
 llvm::DenseSet<Value> valuesOnlyFeedingState(FunctionOpInterface fn) {

@@ -109,8 +109,9 @@ struct Device {
 
 /// The rate model of `profile` (`--device`) for a program whose GEMMs run in
 /// `precision` (fp32, tf32, bf16, fp16): that precision's GEMM rate, the fp32
-/// rate for convolutions, and the memory bandwidth. The built-in `cpu` profile gives one CPU rank, 100
-/// GFLOP/s and 20 GB/s, what the planner has always assumed.
+/// rate for convolutions, and the memory bandwidth. The built-in `cpu`
+/// profile gives one CPU rank, 100 GFLOP/s and 20 GB/s, what the planner has
+/// always assumed.
 Device deviceFor(const oflow::DeviceProfile &profile, llvm::StringRef precision);
 
 /// Seconds for `flops` arithmetic and `bytes` of memory traffic on `device`.
